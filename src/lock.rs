@@ -1,0 +1,1 @@
+//! Cross-process source lock (core, napi-free).

@@ -1,0 +1,1 @@
+//! Platform specifics (pid liveness, process start time, advisory file locks).

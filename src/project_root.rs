@@ -1,0 +1,1 @@
+//! Project root resolution, as quiver-cli's context.mjs resolves it.
