@@ -4,3 +4,5 @@
 pub mod lock;
 pub mod platform;
 pub mod project_root;
+pub mod json;
+pub mod value;

@@ -1,0 +1,617 @@
+//! The JavaScript value model the reducer works on.
+//!
+//! The old module keeps snapshots as plain JS objects, so what a caller sees
+//! depends on JS details that JSON alone cannot carry: `undefined` as a value
+//! (a key that exists but is dropped from files), `NaN` and `-0` (kept in
+//! memory, written as `null` and `0`), strings with lone surrogates, and V8's
+//! property order (integer-like keys first, ascending, then insertion order).
+//! This module models exactly those values and the handful of abstract
+//! operations the reducer needs (`ToNumber`, `ToString`, truthiness, `>=`).
+
+use std::cmp::Ordering;
+
+/// A JavaScript string. Almost every string is valid UTF-16 and is kept as a
+/// Rust `String`; one holding a lone surrogate (legal in JS and in JSON via
+/// `\udXXX` escapes) is kept as raw UTF-16 so it round-trips unchanged.
+/// Invariant: `Utf16` always contains at least one lone surrogate, so the two
+/// variants never hold equal strings.
+#[derive(Clone, Debug)]
+pub enum JsStr {
+    Utf8(String),
+    Utf16(Vec<u16>),
+}
+
+impl JsStr {
+    pub fn from_utf16(units: Vec<u16>) -> JsStr {
+        match String::from_utf16(&units) {
+            Ok(s) => JsStr::Utf8(s),
+            Err(_) => JsStr::Utf16(units),
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            JsStr::Utf8(s) => Some(s),
+            JsStr::Utf16(_) => None,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        match self {
+            JsStr::Utf8(s) => s.is_empty(),
+            JsStr::Utf16(u) => u.is_empty(),
+        }
+    }
+
+    pub fn eq_str(&self, other: &str) -> bool {
+        self.as_str() == Some(other)
+    }
+
+    /// The UTF-16 code units, the unit JS compares and indexes strings by.
+    pub fn units(&self) -> Box<dyn Iterator<Item = u16> + '_> {
+        match self {
+            JsStr::Utf8(s) => Box::new(s.encode_utf16()),
+            JsStr::Utf16(u) => Box::new(u.iter().copied()),
+        }
+    }
+
+    /// Lossy text for error messages and file names (lone surrogates become U+FFFD).
+    pub fn to_lossy(&self) -> String {
+        match self {
+            JsStr::Utf8(s) => s.clone(),
+            JsStr::Utf16(u) => String::from_utf16_lossy(u),
+        }
+    }
+}
+
+impl PartialEq for JsStr {
+    fn eq(&self, other: &JsStr) -> bool {
+        match (self, other) {
+            (JsStr::Utf8(a), JsStr::Utf8(b)) => a == b,
+            (JsStr::Utf16(a), JsStr::Utf16(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl From<&str> for JsStr {
+    fn from(s: &str) -> JsStr {
+        JsStr::Utf8(s.to_owned())
+    }
+}
+
+impl From<String> for JsStr {
+    fn from(s: String) -> JsStr {
+        JsStr::Utf8(s)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    Undefined,
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(JsStr),
+    Array(Vec<Value>),
+    Object(Object),
+}
+
+impl Value {
+    pub fn str(s: &str) -> Value {
+        Value::String(JsStr::from(s))
+    }
+
+    pub fn is_nullish(&self) -> bool {
+        matches!(self, Value::Undefined | Value::Null)
+    }
+
+    /// JS truthiness (`if (x)`, `x || y`).
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::Undefined | Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Number(n) => !(n.is_nan() || *n == 0.0),
+            Value::String(s) => !s.is_empty(),
+            Value::Array(_) | Value::Object(_) => true,
+        }
+    }
+
+    /// `typeof x === 'object' && x !== null` (arrays included).
+    pub fn is_object_like(&self) -> bool {
+        matches!(self, Value::Array(_) | Value::Object(_))
+    }
+
+    /// Property read `x.key`. Only object keys are modelled: the reducer never
+    /// reads `length` or indices through this path, and every other property
+    /// of a primitive or array is `undefined`.
+    pub fn get(&self, key: &str) -> &Value {
+        match self {
+            Value::Object(o) => o.get(key).unwrap_or(&UNDEFINED),
+            _ => &UNDEFINED,
+        }
+    }
+
+    pub fn as_js_str(&self) -> Option<&JsStr> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// `a ?? b`
+    pub fn or_nullish(&self, fallback: Value) -> Value {
+        if self.is_nullish() { fallback } else { self.clone() }
+    }
+
+    /// `a || b`
+    pub fn or_falsy(&self, fallback: Value) -> Value {
+        if self.truthy() { self.clone() } else { fallback }
+    }
+
+    /// `Number(x)`.
+    pub fn to_number(&self) -> f64 {
+        match self {
+            Value::Undefined => f64::NAN,
+            Value::Null => 0.0,
+            Value::Bool(b) => f64::from(u8::from(*b)),
+            Value::Number(n) => *n,
+            Value::String(s) => string_to_number(s),
+            Value::Array(_) | Value::Object(_) => string_to_number(&self.to_js_string()),
+        }
+    }
+
+    /// `String(x)` (objects through their default `toString`).
+    pub fn to_js_string(&self) -> JsStr {
+        match self {
+            Value::Undefined => JsStr::from("undefined"),
+            Value::Null => JsStr::from("null"),
+            Value::Bool(b) => JsStr::from(if *b { "true" } else { "false" }),
+            Value::Number(n) => JsStr::Utf8(number_to_string(*n)),
+            Value::String(s) => s.clone(),
+            Value::Object(_) => JsStr::from("[object Object]"),
+            Value::Array(items) => join_array(items),
+        }
+    }
+
+    /// `a === b` for the primitives the reducer compares.
+    pub fn strict_equals(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Undefined, Value::Undefined) | (Value::Null, Value::Null) => true,
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Number(a), Value::Number(b)) => a == b,
+            (Value::String(a), Value::String(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+pub static UNDEFINED: Value = Value::Undefined;
+
+fn join_array(items: &[Value]) -> JsStr {
+    let mut units: Vec<u16> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            units.push(u16::from(b','));
+        }
+        if !item.is_nullish() {
+            units.extend(item.to_js_string().units());
+        }
+    }
+    JsStr::from_utf16(units)
+}
+
+/// `a >= b` with JS's abstract relational comparison: both sides go to
+/// primitives, two strings compare by UTF-16 code units, anything else
+/// compares as numbers (NaN makes it false).
+pub fn loose_ge(a: &Value, b: &Value) -> bool {
+    let pa = to_primitive(a);
+    let pb = to_primitive(b);
+    if let (Value::String(x), Value::String(y)) = (&pa, &pb) {
+        return x.units().cmp(y.units()) != Ordering::Less;
+    }
+    let (x, y) = (pa.to_number(), pb.to_number());
+    !(x.is_nan() || y.is_nan()) && x >= y
+}
+
+fn to_primitive(v: &Value) -> Value {
+    match v {
+        Value::Array(_) | Value::Object(_) => Value::String(v.to_js_string()),
+        other => other.clone(),
+    }
+}
+
+/// `Number.isInteger(x)`.
+pub fn is_integer(v: &Value) -> bool {
+    matches!(v, Value::Number(n) if n.is_finite() && n.trunc() == *n)
+}
+
+/// JS whitespace and line terminators, what `String.prototype.trim` removes.
+pub fn is_js_space(u: u16) -> bool {
+    matches!(
+        u,
+        0x09 | 0x0A | 0x0B | 0x0C | 0x0D | 0x20 | 0xA0 | 0x1680 | 0x2000..=0x200A
+            | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000 | 0xFEFF
+    )
+}
+
+pub fn js_trim_is_empty(s: &str) -> bool {
+    s.encode_utf16().all(is_js_space)
+}
+
+/// `StringToNumber`: what `Number(' 3 ')`, `Number('0x10')` and friends give.
+pub fn string_to_number(s: &JsStr) -> f64 {
+    let units: Vec<u16> = s.units().collect();
+    let start = units.iter().position(|u| !is_js_space(*u));
+    let Some(start) = start else { return 0.0 };
+    let end = units.iter().rposition(|u| !is_js_space(*u)).map_or(start, |e| e + 1);
+    let Ok(text) = String::from_utf16(&units[start..end]) else { return f64::NAN };
+    parse_numeric_literal(&text)
+}
+
+fn parse_numeric_literal(t: &str) -> f64 {
+    let b = t.as_bytes();
+    if b.len() > 2 && b[0] == b'0' {
+        let radix = match b[1] {
+            b'x' | b'X' => 16,
+            b'o' | b'O' => 8,
+            b'b' | b'B' => 2,
+            _ => 0,
+        };
+        if radix != 0 {
+            return parse_radix(&t[2..], radix);
+        }
+    }
+    let (sign, body) = match b.first() {
+        Some(b'+') => (1.0, &t[1..]),
+        Some(b'-') => (-1.0, &t[1..]),
+        _ => (1.0, t),
+    };
+    if body == "Infinity" {
+        return sign * f64::INFINITY;
+    }
+    if !is_decimal_literal(body) {
+        return f64::NAN;
+    }
+    body.parse::<f64>().map_or(f64::NAN, |n| sign * n)
+}
+
+fn parse_radix(digits: &str, radix: u32) -> f64 {
+    if digits.is_empty() {
+        return f64::NAN;
+    }
+    let mut acc = 0f64;
+    for c in digits.chars() {
+        match c.to_digit(radix) {
+            Some(d) => acc = acc * f64::from(radix) + f64::from(d),
+            None => return f64::NAN,
+        }
+    }
+    acc
+}
+
+/// StrUnsignedDecimalLiteral: digits with an optional fraction and exponent,
+/// at least one digit in the mantissa (`5.`, `.5` are fine, `.` is not).
+fn is_decimal_literal(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    let int_digits = count_digits(&b[i..]);
+    i += int_digits;
+    let mut frac_digits = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        frac_digits = count_digits(&b[i..]);
+        i += frac_digits;
+    }
+    if int_digits + frac_digits == 0 {
+        return false;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exp_digits = count_digits(&b[i..]);
+        if exp_digits == 0 {
+            return false;
+        }
+        i += exp_digits;
+    }
+    i == b.len()
+}
+
+fn count_digits(b: &[u8]) -> usize {
+    b.iter().take_while(|c| c.is_ascii_digit()).count()
+}
+
+/// `Number.prototype.toString()` (radix 10): the shortest digits that round
+/// trip, laid out by the ECMAScript rules (`1e+21`, `5e-324`, `0.000001`).
+pub fn number_to_string(n: f64) -> String {
+    if n.is_nan() {
+        return "NaN".into();
+    }
+    if n == 0.0 {
+        return "0".into();
+    }
+    if n.is_infinite() {
+        return if n > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    if n < 0.0 {
+        return format!("-{}", number_to_string(-n));
+    }
+    let sci = format!("{:e}", n);
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let exp: i32 = exp.parse().unwrap_or(0);
+    layout_digits(&digits, exp + 1)
+}
+
+/// Digits `d1..dk` with the decimal point after position `n` (k, n as in the
+/// spec's Number::toString).
+fn layout_digits(digits: &str, n: i32) -> String {
+    let k = digits.len() as i32;
+    if k <= n && n <= 21 {
+        format!("{}{}", digits, "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{}", "0".repeat((-n) as usize), digits)
+    } else {
+        let e = n - 1;
+        let sign = if e < 0 { '-' } else { '+' };
+        let (first, rest) = digits.split_at(1);
+        if rest.is_empty() {
+            format!("{}e{}{}", first, sign, e.abs())
+        } else {
+            format!("{}.{}e{}{}", first, rest, sign, e.abs())
+        }
+    }
+}
+
+/// An ordered property bag with V8's ordering: array-index keys first in
+/// ascending numeric order, then every other key in insertion order.
+#[derive(Clone, Debug, Default)]
+pub struct Object {
+    entries: Vec<(JsStr, Value)>,
+    /// How many leading entries are array-index keys.
+    index_keys: usize,
+}
+
+impl Object {
+    pub fn new() -> Object {
+        Object::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &(JsStr, Value)> {
+        self.entries.iter()
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        self.entries.iter().position(|(k, _)| k.eq_str(key))
+    }
+
+    fn position_js(&self, key: &JsStr) -> Option<usize> {
+        match key {
+            JsStr::Utf8(s) => self.position(s),
+            JsStr::Utf16(_) => self.entries.iter().position(|(k, _)| k == key),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.position(key).map(|i| &self.entries[i].1)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        self.position(key).map(move |i| &mut self.entries[i].1)
+    }
+
+    pub fn contains_key(&self, key: &JsStr) -> bool {
+        self.position_js(key).is_some()
+    }
+
+    /// `obj[key] = value` as a data property: an existing key keeps its place.
+    pub fn set(&mut self, key: &str, value: Value) {
+        match self.position(key) {
+            Some(i) => self.entries[i].1 = value,
+            None => self.insert_new(JsStr::from(key), value),
+        }
+    }
+
+    pub fn set_js(&mut self, key: JsStr, value: Value) {
+        match self.position_js(&key) {
+            Some(i) => self.entries[i].1 = value,
+            None => self.insert_new(key, value),
+        }
+    }
+
+    fn insert_new(&mut self, key: JsStr, value: Value) {
+        match array_index(&key) {
+            Some(idx) => {
+                let at = self.entries[..self.index_keys]
+                    .partition_point(|(k, _)| array_index(k).is_some_and(|i| i < idx));
+                self.entries.insert(at, (key, value));
+                self.index_keys += 1;
+            }
+            None => self.entries.push((key, value)),
+        }
+    }
+
+    /// `delete obj[key]`.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let i = self.position(key)?;
+        if i < self.index_keys {
+            self.index_keys -= 1;
+        }
+        Some(self.entries.remove(i).1)
+    }
+}
+
+/// A canonical array index (`"0"`, `"17"`, below 2^32 - 1), which V8 orders
+/// before all other keys.
+pub fn array_index(key: &JsStr) -> Option<u32> {
+    let s = key.as_str()?;
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() > 10 || !b.iter().all(u8::is_ascii_digit) || (b[0] == b'0' && b.len() > 1) {
+        return None;
+    }
+    let n: u64 = s.parse().ok()?;
+    if n < u64::from(u32::MAX) { Some(n as u32) } else { None }
+}
+
+/// `{ ...x }` for a source of any type: objects copy their own keys, arrays and
+/// strings contribute their indices, other primitives contribute nothing.
+pub fn spread_object(source: &Value) -> Object {
+    let mut out = Object::new();
+    match source {
+        Value::Object(o) => out = o.clone(),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                out.set(&i.to_string(), item.clone());
+            }
+        }
+        Value::String(s) => {
+            for (i, unit) in s.units().enumerate() {
+                out.set(&i.to_string(), Value::String(JsStr::from_utf16(vec![unit])));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// `[...x]` for an iterable source. Strings iterate by code point; anything
+/// that is not iterable is the TypeError V8 raises.
+pub fn spread_array(source: &Value, what: &str) -> Result<Vec<Value>, String> {
+    match source {
+        Value::Array(items) => Ok(items.clone()),
+        Value::String(s) => Ok(string_code_points(s)),
+        other => Err(not_iterable_message(other, what)),
+    }
+}
+
+fn string_code_points(s: &JsStr) -> Vec<Value> {
+    let units: Vec<u16> = s.units().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < units.len() {
+        let hi = units[i];
+        let pair = (0xD800..0xDC00).contains(&hi)
+            && units.get(i + 1).is_some_and(|lo| (0xDC00..0xE000).contains(lo));
+        let width = if pair { 2 } else { 1 };
+        out.push(Value::String(JsStr::from_utf16(units[i..i + width].to_vec())));
+        i += width;
+    }
+    out
+}
+
+fn not_iterable_message(v: &Value, what: &str) -> String {
+    match v {
+        Value::Number(n) => format!("number {} is not iterable (cannot read property Symbol(Symbol.iterator))", number_to_string(*n)),
+        Value::Bool(b) => format!("boolean {} is not iterable (cannot read property Symbol(Symbol.iterator))", b),
+        _ => format!("{} is not iterable", what),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn number_text_matches_js() {
+        let cases = [
+            (1e21, "1e+21"),
+            (1e20, "100000000000000000000"),
+            (5e-324, "5e-324"),
+            (0.000001, "0.000001"),
+            (1e-7, "1e-7"),
+            (123.456, "123.456"),
+            (-0.0, "0"),
+            (f64::NAN, "NaN"),
+            (-1.5e300, "-1.5e+300"),
+            (9007199254740993.0, "9007199254740992"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (f64::INFINITY, "Infinity"),
+        ];
+        for (n, want) in cases {
+            assert_eq!(number_to_string(n), want, "{n:e}");
+        }
+    }
+
+    #[test]
+    fn to_number_coerces_like_js() {
+        let s = |x: &str| Value::str(x).to_number();
+        assert_eq!(s(" 3 "), 3.0);
+        assert_eq!(s("0x10"), 16.0);
+        assert_eq!(s("1e1"), 10.0);
+        assert_eq!(s(""), 0.0);
+        assert_eq!(s("\u{a0}\n"), 0.0);
+        assert_eq!(s(".5"), 0.5);
+        assert_eq!(s("5."), 5.0);
+        assert_eq!(s("-Infinity"), f64::NEG_INFINITY);
+        assert!(s("-0x10").is_nan());
+        assert!(s("inf").is_nan());
+        assert!(s("1_000").is_nan());
+        assert!(s(".").is_nan());
+        assert_eq!(Value::Array(vec![Value::Number(2.0)]).to_number(), 2.0);
+        assert_eq!(Value::Array(vec![]).to_number(), 0.0);
+        assert!(Value::Array(vec![Value::Number(1.0), Value::Number(2.0)]).to_number().is_nan());
+        assert_eq!(Value::Bool(true).to_number(), 1.0);
+        assert_eq!(Value::Null.to_number(), 0.0);
+        assert!(Value::Undefined.to_number().is_nan());
+        assert!(Value::Object(Object::new()).to_number().is_nan());
+    }
+
+    #[test]
+    fn relational_compare_mixed_types() {
+        let n = Value::Number;
+        assert!(loose_ge(&Value::str("10"), &n(9.0)));
+        assert!(!loose_ge(&Value::str("10"), &Value::str("9")));
+        assert!(loose_ge(&Value::Null, &n(0.0)));
+        assert!(!loose_ge(&Value::Undefined, &n(0.0)));
+        assert!(loose_ge(&Value::Array(vec![n(2.0)]), &n(2.0)));
+        assert!(loose_ge(&Value::Bool(true), &n(1.0)));
+        assert!(!loose_ge(&Value::str("abc"), &n(0.0)));
+    }
+
+    #[test]
+    fn object_orders_index_keys_first() {
+        let mut o = Object::new();
+        o.set("b", Value::Null);
+        o.set("10", Value::Null);
+        o.set("a", Value::Null);
+        o.set("2", Value::Null);
+        o.set("4294967295", Value::Null);
+        o.set("01", Value::Null);
+        let keys: Vec<String> = o.iter().map(|(k, _)| k.to_lossy()).collect();
+        assert_eq!(keys, ["2", "10", "b", "a", "4294967295", "01"]);
+        o.remove("2");
+        o.set("1", Value::Null);
+        let keys: Vec<String> = o.iter().map(|(k, _)| k.to_lossy()).collect();
+        assert_eq!(keys, ["1", "10", "b", "a", "4294967295", "01"]);
+    }
+
+    #[test]
+    fn truthiness() {
+        assert!(!Value::Number(f64::NAN).truthy());
+        assert!(!Value::Number(-0.0).truthy());
+        assert!(!Value::str("").truthy());
+        assert!(Value::str("0").truthy());
+        assert!(Value::Array(vec![]).truthy());
+    }
+
+    #[test]
+    fn spreads() {
+        let o = spread_object(&Value::str("ab"));
+        assert_eq!(o.len(), 2);
+        assert!(spread_array(&Value::Number(5.0), "x").is_err());
+        assert_eq!(spread_array(&Value::str("a\u{1F600}"), "x").unwrap().len(), 2);
+    }
+}
