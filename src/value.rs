@@ -512,12 +512,9 @@ fn string_code_points(s: &JsStr) -> Vec<Value> {
     out
 }
 
-fn not_iterable_message(v: &Value, what: &str) -> String {
-    match v {
-        Value::Number(n) => format!("number {} is not iterable (cannot read property Symbol(Symbol.iterator))", number_to_string(*n)),
-        Value::Bool(b) => format!("boolean {} is not iterable (cannot read property Symbol(Symbol.iterator))", b),
-        _ => format!("{} is not iterable", what),
-    }
+/// V8 names the spread expression itself: `(snapshot.x || []) is not iterable`.
+fn not_iterable_message(_v: &Value, what: &str) -> String {
+    format!("{} is not iterable", what)
 }
 
 #[cfg(test)]

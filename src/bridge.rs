@@ -1,0 +1,481 @@
+//! Moving values between V8 and the value model, and raising JS errors.
+//!
+//! This is the only module besides `lib.rs` that knows about Node-API. It
+//! talks to the raw C API because the store needs exact JS semantics that
+//! typed wrappers hide: own enumerable keys in V8 order, `undefined` values,
+//! strings with lone surrogates, `__proto__` as a plain key, and errors that
+//! are plain `Error`s (no added `code`) or the very object a callback threw.
+
+use std::ffi::c_void;
+use std::ptr;
+
+use napi::sys;
+use napi::sys::{napi_env, napi_value};
+
+use crate::fs_error::FsError;
+use crate::reducer::Host;
+use crate::store::StoreError;
+use crate::value::{JsStr, Object, Value};
+
+/// A JavaScript exception is pending; unwind to the boundary and let it fly.
+#[derive(Debug)]
+pub struct Pending;
+
+pub type JsResult<T> = Result<T, Pending>;
+
+impl From<Pending> for napi::Error {
+    fn from(_: Pending) -> napi::Error {
+        napi::Error::new(napi::Status::PendingException, String::new())
+    }
+}
+
+/// Walking deeper than this stops treating the event as plain data; V8's own
+/// `JSON.stringify` then decides (it throws near 4,200 levels, and on cycles).
+const WALK_DEPTH_LIMIT: usize = 4_500;
+
+#[derive(Clone, Copy)]
+pub struct Js {
+    pub env: napi_env,
+}
+
+impl Js {
+    /// Checks a Node-API status; a failure with no exception pending becomes a
+    /// thrown `Error` so every failure reaches JS as an exception.
+    pub fn check(&self, status: sys::napi_status) -> JsResult<()> {
+        if status == sys::Status::napi_ok {
+            return Ok(());
+        }
+        if !self.exception_pending() {
+            let _ = self.throw_error(&format!("quiver-live-native: Node-API call failed with status {}", status));
+        }
+        Err(Pending)
+    }
+
+    pub fn exception_pending(&self) -> bool {
+        let mut pending = false;
+        unsafe { sys::napi_is_exception_pending(self.env, &mut pending) };
+        pending
+    }
+
+    pub fn undefined(&self) -> JsResult<napi_value> {
+        let mut v = ptr::null_mut();
+        self.check(unsafe { sys::napi_get_undefined(self.env, &mut v) })?;
+        Ok(v)
+    }
+
+    pub fn null(&self) -> JsResult<napi_value> {
+        let mut v = ptr::null_mut();
+        self.check(unsafe { sys::napi_get_null(self.env, &mut v) })?;
+        Ok(v)
+    }
+
+    pub fn boolean(&self, b: bool) -> JsResult<napi_value> {
+        let mut v = ptr::null_mut();
+        self.check(unsafe { sys::napi_get_boolean(self.env, b, &mut v) })?;
+        Ok(v)
+    }
+
+    pub fn number(&self, n: f64) -> JsResult<napi_value> {
+        let mut v = ptr::null_mut();
+        self.check(unsafe { sys::napi_create_double(self.env, n, &mut v) })?;
+        Ok(v)
+    }
+
+    pub fn string(&self, s: &str) -> JsResult<napi_value> {
+        let mut v = ptr::null_mut();
+        self.check(unsafe { sys::napi_create_string_utf8(self.env, s.as_ptr().cast(), s.len() as isize, &mut v) })?;
+        Ok(v)
+    }
+
+    pub fn js_string(&self, s: &JsStr) -> JsResult<napi_value> {
+        match s {
+            JsStr::Utf8(text) => self.string(text),
+            JsStr::Utf16(units) => {
+                let mut v = ptr::null_mut();
+                self.check(unsafe { sys::napi_create_string_utf16(self.env, units.as_ptr(), units.len() as isize, &mut v) })?;
+                Ok(v)
+            }
+        }
+    }
+
+    pub fn object(&self) -> JsResult<napi_value> {
+        let mut v = ptr::null_mut();
+        self.check(unsafe { sys::napi_create_object(self.env, &mut v) })?;
+        Ok(v)
+    }
+
+    pub fn type_of(&self, v: napi_value) -> JsResult<i32> {
+        let mut t = 0;
+        self.check(unsafe { sys::napi_typeof(self.env, v, &mut t) })?;
+        Ok(t)
+    }
+
+    pub fn is_array(&self, v: napi_value) -> JsResult<bool> {
+        let mut b = false;
+        self.check(unsafe { sys::napi_is_array(self.env, v, &mut b) })?;
+        Ok(b)
+    }
+
+    pub fn get(&self, obj: napi_value, key: &str) -> JsResult<napi_value> {
+        let k = self.string(key)?;
+        let mut v = ptr::null_mut();
+        self.check(unsafe { sys::napi_get_property(self.env, obj, k, &mut v) })?;
+        Ok(v)
+    }
+
+    pub fn set(&self, obj: napi_value, key: &str, value: napi_value) -> JsResult<()> {
+        let k = self.string(key)?;
+        self.check(unsafe { sys::napi_set_property(self.env, obj, k, value) })
+    }
+
+    /// Defines an own data property, the way object literals and spreads do,
+    /// so a key named `__proto__` is a key and not the prototype setter.
+    pub fn define(&self, obj: napi_value, key: napi_value, value: napi_value) -> JsResult<()> {
+        use sys::PropertyAttributes as A;
+        let desc = sys::napi_property_descriptor {
+            utf8name: ptr::null(),
+            name: key,
+            method: None,
+            getter: None,
+            setter: None,
+            value,
+            attributes: A::writable | A::enumerable | A::configurable,
+            data: ptr::null_mut(),
+        };
+        self.check(unsafe { sys::napi_define_properties(self.env, obj, 1, &desc) })
+    }
+
+    pub fn global(&self) -> JsResult<napi_value> {
+        let mut g = ptr::null_mut();
+        self.check(unsafe { sys::napi_get_global(self.env, &mut g) })?;
+        Ok(g)
+    }
+
+    /// Calls `f` with `this` = `recv`; a throw leaves the exception pending.
+    pub fn call(&self, recv: napi_value, f: napi_value, args: &[napi_value]) -> JsResult<napi_value> {
+        let mut out = ptr::null_mut();
+        self.check(unsafe { sys::napi_call_function(self.env, recv, f, args.len(), args.as_ptr(), &mut out) })?;
+        Ok(out)
+    }
+
+    /// `globalThis[ns][method](...args)`, looked up at each call so test
+    /// doubles installed on the global (a fake `Date`) are honoured.
+    pub fn call_global(&self, ns: &str, method: &str, args: &[napi_value]) -> JsResult<napi_value> {
+        let owner = self.get(self.global()?, ns)?;
+        let f = self.get(owner, method)?;
+        self.call(owner, f, args)
+    }
+
+    pub fn take_exception(&self) -> JsResult<napi_value> {
+        let mut e = ptr::null_mut();
+        self.check(unsafe { sys::napi_get_and_clear_last_exception(self.env, &mut e) })?;
+        Ok(e)
+    }
+
+    pub fn throw(&self, value: napi_value) -> Pending {
+        unsafe { sys::napi_throw(self.env, value) };
+        Pending
+    }
+
+    pub fn to_f64(&self, v: napi_value) -> JsResult<f64> {
+        let mut n = 0.0;
+        self.check(unsafe { sys::napi_get_value_double(self.env, v, &mut n) })?;
+        Ok(n)
+    }
+
+    pub fn to_bool(&self, v: napi_value) -> JsResult<bool> {
+        let mut b = false;
+        self.check(unsafe { sys::napi_get_value_bool(self.env, v, &mut b) })?;
+        Ok(b)
+    }
+
+    /// The UTF-16 content of a JS string, kept exact (lone surrogates too).
+    pub fn to_js_str(&self, v: napi_value) -> JsResult<JsStr> {
+        let mut len = 0usize;
+        self.check(unsafe { sys::napi_get_value_string_utf16(self.env, v, ptr::null_mut(), 0, &mut len) })?;
+        let mut units = vec![0u16; len + 1];
+        let mut written = 0usize;
+        self.check(unsafe { sys::napi_get_value_string_utf16(self.env, v, units.as_mut_ptr(), len + 1, &mut written) })?;
+        units.truncate(written);
+        Ok(JsStr::from_utf16(units))
+    }
+
+    /// `String(v)` with JS's own coercion (symbols throw as they do in JS).
+    pub fn coerce_string(&self, v: napi_value) -> JsResult<JsStr> {
+        let mut s = ptr::null_mut();
+        self.check(unsafe { sys::napi_coerce_to_string(self.env, v, &mut s) })?;
+        self.to_js_str(s)
+    }
+
+    /// `Number(v)` with JS's own coercion.
+    pub fn coerce_number(&self, v: napi_value) -> JsResult<f64> {
+        let mut n = ptr::null_mut();
+        self.check(unsafe { sys::napi_coerce_to_number(self.env, v, &mut n) })?;
+        self.to_f64(n)
+    }
+
+    pub fn truthy(&self, v: napi_value) -> JsResult<bool> {
+        let mut b = ptr::null_mut();
+        self.check(unsafe { sys::napi_coerce_to_bool(self.env, v, &mut b) })?;
+        self.to_bool(b)
+    }
+
+    pub fn is_type(&self, v: napi_value, t: i32) -> JsResult<bool> {
+        Ok(self.type_of(v)? == t)
+    }
+
+    fn error_with(&self, make: ErrorKind, message: &str) -> JsResult<napi_value> {
+        let msg = self.string(message)?;
+        let mut e = ptr::null_mut();
+        let status = unsafe {
+            match make {
+                ErrorKind::Error => sys::napi_create_error(self.env, ptr::null_mut(), msg, &mut e),
+                ErrorKind::Type => sys::napi_create_type_error(self.env, ptr::null_mut(), msg, &mut e),
+                ErrorKind::Range => sys::napi_create_range_error(self.env, ptr::null_mut(), msg, &mut e),
+            }
+        };
+        self.check(status)?;
+        Ok(e)
+    }
+
+    /// Throws `new Error(message)`, with no extra properties.
+    pub fn throw_error(&self, message: &str) -> Pending {
+        match self.error_with(ErrorKind::Error, message) {
+            Ok(e) => self.throw(e),
+            Err(p) => p,
+        }
+    }
+
+    pub fn throw_type_error(&self, message: &str) -> Pending {
+        match self.error_with(ErrorKind::Type, message) {
+            Ok(e) => self.throw(e),
+            Err(p) => p,
+        }
+    }
+
+    pub fn throw_range_error(&self, message: &str) -> Pending {
+        match self.error_with(ErrorKind::Range, message) {
+            Ok(e) => self.throw(e),
+            Err(p) => p,
+        }
+    }
+
+    /// Throws an error shaped like Node's own fs errors: message
+    /// `CODE: description, syscall 'path'` and `errno`, `code`, `syscall`, `path`.
+    pub fn throw_fs_error(&self, e: &FsError) -> Pending {
+        let build = || -> JsResult<napi_value> {
+            let err = self.error_with(ErrorKind::Error, &e.to_string())?;
+            self.set(err, "errno", self.number(f64::from(e.errno))?)?;
+            self.set(err, "code", self.string(&e.code)?)?;
+            self.set(err, "syscall", self.string(e.syscall)?)?;
+            self.set(err, "path", self.string(&e.path.to_string_lossy())?)?;
+            Ok(err)
+        };
+        match build() {
+            Ok(err) => self.throw(err),
+            Err(p) => p,
+        }
+    }
+
+    pub fn throw_store_error(&self, e: &StoreError) -> Pending {
+        match e {
+            StoreError::Message(m) => self.throw_error(m),
+            StoreError::Type(m) => self.throw_type_error(m),
+            StoreError::Fs(fs) => self.throw_fs_error(fs),
+        }
+    }
+
+    /// Own enumerable string keys, in V8's order.
+    pub fn own_keys(&self, obj: napi_value) -> JsResult<Vec<napi_value>> {
+        use sys::{KeyCollectionMode, KeyConversion, KeyFilter};
+        let mut names = ptr::null_mut();
+        self.check(unsafe {
+            sys::napi_get_all_property_names(
+                self.env,
+                obj,
+                KeyCollectionMode::own_only,
+                KeyFilter::enumerable | KeyFilter::skip_symbols,
+                KeyConversion::numbers_to_strings,
+                &mut names,
+            )
+        })?;
+        let mut len = 0u32;
+        self.check(unsafe { sys::napi_get_array_length(self.env, names, &mut len) })?;
+        (0..len).map(|i| self.element(names, i)).collect()
+    }
+
+    pub fn element(&self, arr: napi_value, i: u32) -> JsResult<napi_value> {
+        let mut v = ptr::null_mut();
+        self.check(unsafe { sys::napi_get_element(self.env, arr, i, &mut v) })?;
+        Ok(v)
+    }
+
+    pub fn array_len(&self, arr: napi_value) -> JsResult<u32> {
+        let mut len = 0u32;
+        self.check(unsafe { sys::napi_get_array_length(self.env, arr, &mut len) })?;
+        Ok(len)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum ErrorKind {
+    Error,
+    Type,
+    #[allow(dead_code)]
+    Range,
+}
+
+/// Reads a JS value into the model. `exotic` is set when something in it
+/// does not survive as plain data (functions, symbols, BigInt, `toJSON`,
+/// extreme depth or a cycle): the journal text must then come from V8's own
+/// `JSON.stringify`, which also throws its exact errors.
+pub struct Walker {
+    pub js: Js,
+    pub exotic: bool,
+}
+
+impl Walker {
+    pub fn value(&mut self, v: napi_value, depth: usize) -> JsResult<Value> {
+        use sys::ValueType as T;
+        Ok(match self.js.type_of(v)? {
+            T::napi_undefined => Value::Undefined,
+            T::napi_null => Value::Null,
+            T::napi_boolean => Value::Bool(self.js.to_bool(v)?),
+            T::napi_number => Value::Number(self.js.to_f64(v)?),
+            T::napi_string => Value::String(self.js.to_js_str(v)?),
+            T::napi_object => self.object_like(v, depth)?,
+            _ => {
+                self.exotic = true;
+                Value::Undefined
+            }
+        })
+    }
+
+    fn object_like(&mut self, v: napi_value, depth: usize) -> JsResult<Value> {
+        if depth > WALK_DEPTH_LIMIT {
+            self.exotic = true;
+            return Ok(Value::Null);
+        }
+        let to_json = self.js.get(v, "toJSON")?;
+        if self.js.is_type(to_json, sys::ValueType::napi_function)? {
+            self.exotic = true;
+        }
+        if self.js.is_array(v)? {
+            let len = self.js.array_len(v)?;
+            let mut items = Vec::with_capacity(len as usize);
+            for i in 0..len {
+                items.push(self.value(self.js.element(v, i)?, depth + 1)?);
+            }
+            return Ok(Value::Array(items));
+        }
+        Ok(Value::Object(self.object(v, depth)?))
+    }
+
+    /// The own enumerable string-keyed properties, as `{ ...v }` copies them.
+    pub fn object(&mut self, v: napi_value, depth: usize) -> JsResult<Object> {
+        let mut out = Object::new();
+        for key in self.js.own_keys(v)? {
+            let mut value = ptr::null_mut();
+            self.js.check(unsafe { sys::napi_get_property(self.js.env, v, key, &mut value) })?;
+            let k = self.js.to_js_str(key)?;
+            out.set_js(k, self.value(value, depth + 1)?);
+        }
+        Ok(out)
+    }
+}
+
+/// Builds JS values from the model.
+pub fn to_js(js: Js, v: &Value) -> JsResult<napi_value> {
+    match v {
+        Value::Undefined => js.undefined(),
+        Value::Null => js.null(),
+        Value::Bool(b) => js.boolean(*b),
+        Value::Number(n) => js.number(*n),
+        Value::String(s) => js.js_string(s),
+        Value::Array(items) => {
+            let mut arr = ptr::null_mut();
+            js.check(unsafe { sys::napi_create_array_with_length(js.env, items.len(), &mut arr) })?;
+            for (i, item) in items.iter().enumerate() {
+                let value = to_js(js, item)?;
+                js.check(unsafe { sys::napi_set_element(js.env, arr, i as u32, value) })?;
+            }
+            Ok(arr)
+        }
+        Value::Object(o) => object_to_js(js, o),
+    }
+}
+
+pub fn object_to_js(js: Js, o: &Object) -> JsResult<napi_value> {
+    let obj = js.object()?;
+    for (k, v) in o.iter() {
+        let key = js.js_string(k)?;
+        let value = to_js(js, v)?;
+        if k.eq_str("__proto__") {
+            js.define(obj, key, value)?;
+        } else {
+            js.check(unsafe { sys::napi_set_property(js.env, obj, key, value) })?;
+        }
+    }
+    Ok(obj)
+}
+
+/// The reducer's clock and parsers, answered by the running V8.
+pub struct NodeHost {
+    pub js: Js,
+}
+
+impl Host for NodeHost {
+    fn now_ms(&self) -> f64 {
+        let js = self.js;
+        js.call_global("Date", "now", &[]).and_then(|v| js.to_f64(v)).unwrap_or_else(|_| {
+            let _ = js.take_exception();
+            crate::platform::now_ms()
+        })
+    }
+
+    fn date_parse_fallback(&self, s: &JsStr) -> f64 {
+        let js = self.js;
+        let run = || -> JsResult<f64> {
+            let arg = js.js_string(s)?;
+            let out = js.call_global("Date", "parse", &[arg])?;
+            js.to_f64(out)
+        };
+        run().unwrap_or_else(|_| {
+            let _ = js.take_exception();
+            f64::NAN
+        })
+    }
+
+    fn json_parse_message(&self, line: &str) -> String {
+        let js = self.js;
+        let run = || -> JsResult<String> {
+            let arg = js.string(line)?;
+            match js.call_global("JSON", "parse", &[arg]) {
+                Ok(_) => Ok("JSON.parse accepted a line the native parser refused".to_owned()),
+                Err(Pending) => {
+                    let err = js.take_exception()?;
+                    let msg = js.get(err, "message")?;
+                    Ok(js.coerce_string(msg)?.to_lossy())
+                }
+            }
+        };
+        run().unwrap_or_else(|_| {
+            let _ = js.take_exception();
+            "Unexpected token in JSON".to_owned()
+        })
+    }
+}
+
+/// Attaches a boxed Rust value to a JS object, dropped when V8 collects it.
+pub fn attach<T: 'static>(js: Js, obj: napi_value, data: Box<T>) -> JsResult<*mut T> {
+    unsafe extern "C" fn drop_box<T>(_env: napi_env, data: *mut c_void, _hint: *mut c_void) {
+        drop(unsafe { Box::from_raw(data.cast::<T>()) });
+    }
+    let raw = Box::into_raw(data);
+    let status = unsafe { sys::napi_add_finalizer(js.env, obj, raw.cast(), Some(drop_box::<T>), ptr::null_mut(), ptr::null_mut()) };
+    if status != sys::Status::napi_ok {
+        drop(unsafe { Box::from_raw(raw) });
+        js.check(status)?;
+    }
+    Ok(raw)
+}

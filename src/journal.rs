@@ -1,0 +1,185 @@
+//! The append-only journal: replay (whole, streamed, or just the new tail)
+//! and append.
+//!
+//! Replay reproduces the old module's reading exactly: the file is split on
+//! `\n`, blank lines (by JS `trim`) are skipped, a line that fails to parse or
+//! to apply becomes a `journal_parse_failed` diagnostic carrying its 1-based
+//! line number and `JSON.parse`'s own message, and those diagnostics are
+//! appended after everything the reducer recorded. Unlike the old module it
+//! streams, so a journal larger than V8's largest string still replays, and it
+//! can resume from a known prefix so another process's append costs only the
+//! new lines.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use crate::fs_error::{Context, FsError};
+use crate::json;
+use crate::reducer::{apply_event, base_snapshot, entry_seq, obj, Host};
+use crate::value::{js_trim_is_empty, JsStr, Object, Value};
+
+/// How many bytes before the end of a replayed prefix are kept to check, on
+/// the next read, that the prefix is still the same file content.
+const PREFIX_SIGNATURE_BYTES: u64 = 64;
+
+/// A journal prefix replayed the way the old module replays a whole file.
+#[derive(Clone, Debug)]
+pub struct Replay {
+    /// Reducer state before the parse diagnostics are appended.
+    pub snapshot: Object,
+    /// `journal_parse_failed` diagnostics, in line order.
+    pub parse_diags: Vec<Value>,
+    pub next_seq: f64,
+    /// Bytes consumed; always the end of a line when `clean_end`.
+    pub offset: u64,
+    /// `\n` characters seen: the next line's number minus one.
+    pub newlines: u64,
+    /// The prefix ends with `\n` (or is empty), so later bytes start a new line.
+    pub clean_end: bool,
+    pub dev: u64,
+    pub ino: u64,
+    pub signature: Vec<u8>,
+}
+
+impl Replay {
+    pub fn empty(id: &JsStr) -> Replay {
+        Replay {
+            snapshot: base_snapshot(id),
+            parse_diags: Vec::new(),
+            next_seq: 1.0,
+            offset: 0,
+            newlines: 0,
+            clean_end: true,
+            dev: 0,
+            ino: 0,
+            signature: Vec::new(),
+        }
+    }
+
+    /// The snapshot a full replay hands out: reducer state, then the parse
+    /// diagnostics.
+    pub fn visible(&self) -> Object {
+        let mut s = self.snapshot.clone();
+        if !self.parse_diags.is_empty() {
+            if let Some(Value::Array(d)) = s.get_mut("diagnostics") {
+                d.extend(self.parse_diags.iter().cloned());
+            }
+        }
+        s
+    }
+
+    /// Applies one complete line (without its `\n`), numbered `line_no`.
+    pub fn apply_line(&mut self, line: &str, line_no: u64, host: &dyn Host) {
+        if js_trim_is_empty(line) {
+            return;
+        }
+        let failure = match json::parse(line) {
+            Err(_) => Some(host.json_parse_message(line)),
+            Ok(entry) if !entry.is_object_like() => Some("entry is not object".to_owned()),
+            Ok(entry) => {
+                if let Some(seq) = entry_seq(&entry) {
+                    self.next_seq = self.next_seq.max(seq + 1.0);
+                }
+                apply_event(&mut self.snapshot, &entry, host).err()
+            }
+        };
+        if let Some(message) = failure {
+            self.parse_diags.push(Value::Object(obj(&[
+                ("error", Value::str("journal_parse_failed")),
+                ("line", Value::Number(line_no as f64)),
+                ("message", Value::String(JsStr::from(message))),
+            ])));
+        }
+    }
+
+    /// Reads from `reader` (positioned at `self.offset`) to its end.
+    fn consume(&mut self, reader: &mut impl BufRead, host: &dyn Host) -> io::Result<()> {
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            let n = reader.read_until(b'\n', &mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            let complete = buf.last() == Some(&b'\n');
+            let body = if complete { &buf[..n - 1] } else { &buf[..] };
+            let line = String::from_utf8_lossy(body);
+            self.apply_line(&line, self.newlines + 1, host);
+            self.offset += n as u64;
+            if complete {
+                self.newlines += 1;
+            }
+            self.clean_end = complete;
+        }
+    }
+}
+
+/// Identity and tail of a file, to tell "appended to" from "replaced".
+fn record_identity(r: &mut Replay, file: &mut File, path: &Path) -> Result<(), FsError> {
+    let meta = file.metadata().at("fstat", path)?;
+    r.dev = meta.dev();
+    r.ino = meta.ino();
+    r.signature = read_signature(file, r.offset).at("read", path)?;
+    Ok(())
+}
+
+fn read_signature(file: &mut File, end: u64) -> io::Result<Vec<u8>> {
+    let start = end.saturating_sub(PREFIX_SIGNATURE_BYTES);
+    let mut sig = vec![0u8; (end - start) as usize];
+    file.seek(SeekFrom::Start(start))?;
+    file.read_exact(&mut sig)?;
+    Ok(sig)
+}
+
+/// Replays a whole journal; a missing file is an empty journal.
+pub fn replay_file(path: &Path, id: &JsStr, host: &dyn Host) -> Result<Replay, FsError> {
+    let mut r = Replay::empty(id);
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(r),
+        Err(e) => return Err(FsError::new(&e, "open", path)),
+    };
+    let mut reader = BufReader::with_capacity(1 << 20, &mut file);
+    r.consume(&mut reader, host).at("read", path)?;
+    record_identity(&mut r, &mut file, path)?;
+    Ok(r)
+}
+
+/// Extends a replay with the lines appended since. Returns `Ok(false)` when
+/// the file is not the same one grown by appends (replaced, truncated, or the
+/// prefix ended mid-line), in which case the caller replays from scratch.
+pub fn replay_tail(r: &mut Replay, path: &Path, host: &dyn Host) -> Result<bool, FsError> {
+    if !r.clean_end || r.ino == 0 {
+        return Ok(false);
+    }
+    let mut file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(FsError::new(&e, "open", path)),
+    };
+    let meta = file.metadata().at("fstat", path)?;
+    if meta.dev() != r.dev || meta.ino() != r.ino || meta.len() < r.offset {
+        return Ok(false);
+    }
+    if read_signature(&mut file, r.offset).at("read", path)? != r.signature {
+        return Ok(false);
+    }
+    let mut reader = BufReader::with_capacity(1 << 16, &mut file);
+    r.consume(&mut reader, host).at("read", path)?;
+    record_identity(r, &mut file, path)?;
+    Ok(true)
+}
+
+/// Whether the file's last byte is a newline (true for an empty file). A
+/// crash mid-append leaves a fragment without one; the next line must not be
+/// glued onto it.
+pub fn ends_with_newline(file: &File, size: u64) -> io::Result<bool> {
+    if size == 0 {
+        return Ok(true);
+    }
+    let mut last = [0u8; 1];
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut last, size - 1)?;
+    Ok(last[0] == b'\n')
+}

@@ -1,0 +1,574 @@
+//! The session reducer: one journal entry in, the next snapshot out.
+//!
+//! Pure apart from the clock: it reads time only through [`Host`], so the
+//! same entries give the same snapshot under test. It mirrors the old
+//! module's `applyEvent` operator for operator (`??` versus `||`, `Number()`,
+//! `>=` between mixed types), because callers compare snapshots with
+//! `deepStrictEqual`. It updates the snapshot in place instead of copying it
+//! per event: a copy per event made replay quadratic in the diagnostics.
+
+use crate::jsdate;
+use crate::value::{is_integer, loose_ge, spread_array, spread_object, JsStr, Object, Value};
+
+/// What the reducer needs from its JavaScript host.
+pub trait Host {
+    /// `Date.now()`.
+    fn now_ms(&self) -> f64;
+    /// `Date.parse(s)` for text that is not the canonical ISO form.
+    fn date_parse_fallback(&self, s: &JsStr) -> f64;
+    /// The message `JSON.parse(line)` throws; called only for lines this
+    /// crate's parser rejected, so its wording matches the running Node.
+    fn json_parse_message(&self, line: &str) -> String;
+}
+
+/// `Date.parse(x)`: canonical ISO text is parsed here, the rest by the host.
+pub fn date_parse(host: &dyn Host, v: &Value) -> f64 {
+    let text = v.to_js_string();
+    if let Some(ms) = text.as_str().and_then(jsdate::parse_canonical_iso) {
+        return ms;
+    }
+    host.date_parse_fallback(&text)
+}
+
+/// Phases that end a session's active life.
+pub const COMPLETED_PHASES: [&str; 2] = ["completed", "discarded"];
+
+/// Phases after which a late write from a canceled generation is a ghost:
+/// it is journaled as a diagnostic instead of applied.
+pub const GENERATION_FENCED_PHASES: [&str; 5] =
+    ["accept_requested", "discard_requested", "carbonize_required", "completed", "discarded"];
+
+/// The browser keeps at most this many mount failures: enough for the agent to
+/// spot a variant that fails on every republish, not the whole retry storm.
+const MOUNT_FAILURE_HISTORY: usize = 5;
+
+pub fn is_completed(phase: &Value) -> bool {
+    phase.as_js_str().is_some_and(|p| COMPLETED_PHASES.iter().any(|c| p.eq_str(c)))
+}
+
+fn is_fenced(phase: &Value) -> bool {
+    phase.as_js_str().is_some_and(|p| GENERATION_FENCED_PHASES.iter().any(|c| p.eq_str(c)))
+}
+
+/// The snapshot of a session no event has touched. Key order is part of the
+/// contract: it is the order callers and snapshot files see.
+pub fn base_snapshot(id: &JsStr) -> Object {
+    let mut s = Object::new();
+    let null = || Value::Null;
+    s.set_js(JsStr::from("id"), Value::String(id.clone()));
+    s.set("phase", Value::str("new"));
+    for k in ["pageUrl", "sourceFile", "previewFile", "previewMode"] {
+        s.set(k, null());
+    }
+    s.set("expectedVariants", Value::Number(0.0));
+    s.set("arrivedVariants", Value::Number(0.0));
+    s.set("visibleVariant", null());
+    s.set("paramValues", Value::Object(Object::new()));
+    for k in ["pendingEventSeq", "pendingEvent", "deliveryLease"] {
+        s.set(k, null());
+    }
+    for k in ["checkpointRevision", "browserCheckpointRevision", "publicationCheckpointRevision"] {
+        s.set(k, Value::Number(0.0));
+    }
+    s.set("activeOwner", null());
+    s.set("sourceMarkers", Value::Object(Object::new()));
+    s.set("fallbackMode", null());
+    s.set("generationPhase", null());
+    s.set("generationCompletedAt", null());
+    s.set("generationTimings", Value::Object(Object::new()));
+    s.set("variantPlan", null());
+    s.set("generationCanceled", Value::Bool(false));
+    s.set("generationCanceledAt", null());
+    s.set("cancelReason", null());
+    s.set("annotationArtifacts", Value::Array(Vec::new()));
+    s.set("mountedVariants", Value::Array(Vec::new()));
+    s.set("mountFailures", Value::Array(Vec::new()));
+    s.set("renderState", null());
+    s.set("diagnostics", Value::Array(Vec::new()));
+    s.set("updatedAt", null());
+    s
+}
+
+/// Applies one journal entry. On `Err` (the TypeError message JS would
+/// throw) the snapshot is left exactly as it was, as the JS leaves its
+/// previous snapshot when building the next one throws.
+pub fn apply_event(snap: &mut Object, entry: &Value, host: &dyn Host) -> Result<(), String> {
+    let event = if entry.get("event").truthy() { entry.get("event") } else { entry };
+    let normalized = normalize_fields(snap)?;
+    precheck(snap, event)?;
+    for (k, v) in normalized {
+        snap.set(k, v);
+    }
+    let updated = entry.get("ts").or_falsy(Value::Undefined);
+    let updated = if updated.truthy() { updated } else { Value::String(JsStr::Utf8(jsdate::iso_string(host.now_ms()))) };
+    snap.set("updatedAt", updated);
+    let mut r = Reduction { s: snap, entry, event, host };
+    r.dispatch();
+    Ok(())
+}
+
+/// The old module rebuilds a few fields with spreads on every event; for the
+/// usual types these are no-ops, for odd hydrated values they coerce (or
+/// throw, which must happen before anything is changed).
+fn normalize_fields(s: &Object) -> Result<Vec<(&'static str, Value)>, String> {
+    let get = |k: &str| s.get(k).cloned().unwrap_or(Value::Undefined);
+    let mut out = Vec::new();
+    for k in ["paramValues", "sourceMarkers", "generationTimings"] {
+        let v = get(k);
+        if !matches!(v, Value::Object(_)) {
+            out.push((k, Value::Object(spread_object(&v.or_falsy(Value::Undefined)))));
+        }
+    }
+    let plan = get("variantPlan");
+    if !plan.truthy() && !matches!(plan, Value::Null) {
+        out.push(("variantPlan", Value::Null));
+    }
+    for k in ["annotationArtifacts", "mountedVariants", "mountFailures"] {
+        push_array_spread(&mut out, k, &get(k))?;
+    }
+    let rs = get("renderState");
+    if matches!(rs, Value::Undefined) {
+        out.push(("renderState", Value::Null));
+    }
+    push_array_spread(&mut out, "diagnostics", &get("diagnostics"))?;
+    Ok(out)
+}
+
+fn push_array_spread(out: &mut Vec<(&'static str, Value)>, key: &'static str, v: &Value) -> Result<(), String> {
+    if matches!(v, Value::Array(_)) {
+        return Ok(());
+    }
+    let items = if v.truthy() { spread_array(v, &format!("(snapshot.{} || [])", key))? } else { Vec::new() };
+    out.push((key, Value::Array(items)));
+    Ok(())
+}
+
+/// Checks whose failure must leave the snapshot untouched.
+fn precheck(s: &Object, event: &Value) -> Result<(), String> {
+    let ty = event.get("type");
+    if ty.as_js_str().is_some_and(|t| t.eq_str("generate")) && event.get("screenshotPath").truthy() {
+        if let Some(Value::Array(items)) = s.get("annotationArtifacts") {
+            artifact_position(items, event.get("screenshotPath"))?;
+        }
+    }
+    let fenced = s.get("generationCanceled").is_some_and(Value::truthy) || s.get("phase").is_some_and(is_fenced);
+    if ty.as_js_str().is_some_and(|t| t.eq_str("detector_waivers")) && !fenced {
+        let current = s.get("detectorWaivers").cloned().unwrap_or(Value::Undefined);
+        if current.truthy() {
+            spread_array(&current, "(next.detectorWaivers || [])")?;
+        }
+    }
+    Ok(())
+}
+
+/// `artifacts.some(a => a.path === path && a.type === 'screenshot')`, with the
+/// TypeError JS throws on reaching a null or undefined element.
+fn artifact_position(items: &[Value], path: &Value) -> Result<bool, String> {
+    for item in items {
+        match item {
+            Value::Undefined | Value::Null => {
+                let what = if matches!(item, Value::Null) { "null" } else { "undefined" };
+                return Err(format!("Cannot read properties of {} (reading 'path')", what));
+            }
+            _ if item.get("path").strict_equals(path) && item.get("type").strict_equals(&Value::str("screenshot")) => {
+                return Ok(true)
+            }
+            _ => {}
+        }
+    }
+    Ok(false)
+}
+
+struct Reduction<'a> {
+    s: &'a mut Object,
+    entry: &'a Value,
+    event: &'a Value,
+    host: &'a dyn Host,
+}
+
+impl Reduction<'_> {
+    fn ev(&self, k: &str) -> &Value {
+        self.event.get(k)
+    }
+
+    fn cur(&self, k: &str) -> Value {
+        self.s.get(k).cloned().unwrap_or(Value::Undefined)
+    }
+
+    fn set(&mut self, k: &str, v: Value) {
+        self.s.set(k, v);
+    }
+
+    /// `next.k = event.ek ?? next.k`
+    fn take_or_keep(&mut self, k: &str, ek: &str) {
+        let v = self.ev(ek).or_nullish(self.cur(k));
+        self.set(k, v);
+    }
+
+    fn diag(&mut self, d: Object) {
+        if let Some(Value::Array(items)) = self.s.get_mut("diagnostics") {
+            items.push(Value::Object(d));
+        }
+    }
+
+    fn canceled_or_fenced(&self) -> bool {
+        self.cur("generationCanceled").truthy() || is_fenced(&self.cur("phase"))
+    }
+
+    /// `Date.parse(entry.ts || '')`
+    fn entry_time(&self) -> f64 {
+        date_parse(self.host, &self.entry.get("ts").or_falsy(Value::str("")))
+    }
+
+    /// `event.at ?? (Date.parse(entry.ts || '') || Date.now())`
+    fn event_time_or_now(&self) -> Value {
+        let at = self.ev("at");
+        if !at.is_nullish() {
+            return at.clone();
+        }
+        let parsed = self.entry_time();
+        Value::Number(if parsed.is_nan() || parsed == 0.0 { self.host.now_ms() } else { parsed })
+    }
+
+    /// `next.pendingEventSeq = entry.seq ?? next.pendingEventSeq; next.pendingEvent = {...event} - token`
+    fn make_pending(&mut self) {
+        let seq = self.entry.get("seq").or_nullish(self.cur("pendingEventSeq"));
+        self.set("pendingEventSeq", seq);
+        self.set("pendingEvent", pending_event(self.event));
+    }
+
+    fn clear_pending(&mut self) {
+        self.set("pendingEventSeq", Value::Null);
+        self.set("pendingEvent", Value::Null);
+    }
+
+    fn dispatch(&mut self) {
+        let ty = match self.ev("type").as_js_str() {
+            Some(JsStr::Utf8(t)) => t.clone(),
+            _ => String::new(),
+        };
+        match ty.as_str() {
+            "generate" => self.generate(),
+            "variant_plan" => self.variant_plan(),
+            "detector_waivers" => self.detector_waivers(),
+            "agent_phase" => self.agent_phase(),
+            "variants_ready" | "agent_done" => self.generation_done(),
+            "variant_mounted" => self.variant_mounted(),
+            "variant_mount_failed" => self.variant_mount_failed(),
+            "checkpoint" => self.checkpoint(),
+            "accept" | "accept_intent" => self.accept(),
+            "manual_edit_apply" => self.request_with_page("manual_edit_apply_requested"),
+            "steer" => self.request_with_page("steer_requested"),
+            "carbonize_cleanup" => self.carbonize_cleanup(),
+            "steer_done" => self.steer_done(),
+            "discard" => self.discard(),
+            "discarded" => {
+                self.set("phase", Value::str("discarded"));
+                self.clear_pending();
+            }
+            "complete" => self.complete(),
+            "agent_error" => self.agent_error(),
+            _ => {
+                let t = self.ev("type").clone();
+                self.diag(obj(&[("error", Value::str("unknown_event_type")), ("type", t)]));
+            }
+        }
+    }
+
+    fn generate(&mut self) {
+        self.set("phase", Value::str("generate_requested"));
+        self.take_or_keep("pageUrl", "pageUrl");
+        self.take_or_keep("expectedVariants", "count");
+        self.make_pending();
+        self.set("variantPlan", Value::Null);
+        // A new cycle publishes new modules: what the browser said about the
+        // previous batch no longer describes anything on screen.
+        self.set("mountedVariants", Value::Array(Vec::new()));
+        self.set("mountFailures", Value::Array(Vec::new()));
+        self.set("renderState", Value::Null);
+        let shot = self.ev("screenshotPath").clone();
+        if shot.truthy() {
+            if let Some(Value::Array(items)) = self.s.get_mut("annotationArtifacts") {
+                if !artifact_position(items, &shot).unwrap_or(true) {
+                    items.push(Value::Object(obj(&[("type", Value::str("screenshot")), ("path", shot)])));
+                }
+            }
+        }
+    }
+
+    fn variant_plan(&mut self) {
+        if !self.canceled_or_fenced() {
+            self.take_or_keep("variantPlan", "plan");
+        }
+    }
+
+    fn detector_waivers(&mut self) {
+        if self.canceled_or_fenced() {
+            return;
+        }
+        let current = self.cur("detectorWaivers");
+        let mut items = if current.truthy() { spread_array(&current, "").unwrap_or_default() } else { Vec::new() };
+        if let Value::Array(extra) = self.ev("waivers") {
+            items.extend(extra.iter().cloned());
+        }
+        self.set("detectorWaivers", Value::Array(items));
+    }
+
+    fn agent_phase(&mut self) {
+        self.take_or_keep("generationPhase", "phase");
+        let phase = self.ev("phase").clone();
+        if !phase.truthy() {
+            return;
+        }
+        let parsed = self.entry_time();
+        let at = self.ev("at").or_nullish(if parsed.is_nan() || parsed == 0.0 { Value::Null } else { Value::Number(parsed) });
+        let timing = obj(&[("at", at), ("durationMs", self.ev("durationMs").or_nullish(Value::Null))]);
+        if let Some(Value::Object(timings)) = self.s.get_mut("generationTimings") {
+            let key = phase.to_js_string();
+            // Assigning `obj.__proto__` goes through the prototype setter and
+            // creates no key, unless the object already owns such a key.
+            if !key.eq_str("__proto__") || timings.contains_key(&key) {
+                timings.set_js(key, Value::Object(timing));
+            }
+        }
+    }
+
+    fn generation_done(&mut self) {
+        let carbonize = matches!(self.ev("carbonize"), Value::Bool(true));
+        let is_agent_done = self.ev("type").as_js_str().is_some_and(|t| t.eq_str("agent_done"));
+        let phase = self.cur("phase");
+        let carbonize_after_accept = is_agent_done && carbonize && phase.as_js_str().is_some_and(|p| p.eq_str("accept_requested"));
+        if self.canceled_or_fenced() && !carbonize_after_accept {
+            let t = self.ev("type").clone();
+            self.diag(obj(&[("error", Value::str("late_generation_event_ignored")), ("type", t), ("phase", phase)]));
+            return;
+        }
+        self.set("phase", Value::str(if carbonize { "carbonize_required" } else { "variants_ready" }));
+        // Monotone completion marker: a resumed browser may regress `phase`,
+        // but finished generation stays finished (missed-`done` redelivery keys on it).
+        let done_at = self.event_time_or_now();
+        self.set("generationCompletedAt", done_at);
+        let source = self.ev("sourceFile").or_nullish(self.ev("file").or_nullish(self.cur("sourceFile")));
+        self.set("sourceFile", source);
+        self.take_or_keep("previewFile", "previewFile");
+        self.take_or_keep("previewMode", "previewMode");
+        let fallback = self.cur("expectedVariants").or_falsy(self.cur("arrivedVariants").or_falsy(Value::Number(0.0)));
+        let arrived = self.ev("arrivedVariants").or_nullish(fallback);
+        self.set("arrivedVariants", arrived);
+        self.clear_pending();
+        if carbonize {
+            let file = self.ev("file").or_falsy(Value::Null);
+            self.diag(obj(&[
+                ("error", Value::str("carbonize_cleanup_required")),
+                ("file", file),
+                ("message", Value::str("Accepted variant still has carbonize markers that must be folded into source CSS.")),
+            ]));
+        }
+        self.update_render_state();
+    }
+
+    /// `Number(event.variant)` when it is a positive integer; otherwise records
+    /// the malformed ack and returns `None`.
+    fn mount_variant(&mut self) -> Option<f64> {
+        let variant = self.ev("variant").to_number();
+        if variant.is_finite() && variant.trunc() == variant && variant >= 1.0 {
+            return Some(variant);
+        }
+        let raw = self.ev("variant").or_nullish(Value::Null);
+        let t = self.ev("type").clone();
+        self.diag(obj(&[("error", Value::str("malformed_mount_ack")), ("type", t), ("variant", raw)]));
+        None
+    }
+
+    fn variant_mounted(&mut self) {
+        let Some(variant) = self.mount_variant() else { return };
+        if let Some(Value::Array(items)) = self.s.get_mut("mountedVariants") {
+            if !items.iter().any(|v| same_value_zero(v, variant)) {
+                items.push(Value::Number(variant));
+                items.sort_by(|a, b| {
+                    let d = a.to_number() - b.to_number();
+                    d.partial_cmp(&0.0).unwrap_or(std::cmp::Ordering::Equal)
+                });
+            }
+        }
+        self.update_render_state();
+    }
+
+    fn variant_mount_failed(&mut self) {
+        let Some(variant) = self.mount_variant() else { return };
+        let string_or_null = |v: &Value| if matches!(v, Value::String(_)) { v.clone() } else { Value::Null };
+        let failure = obj(&[
+            ("variant", Value::Number(variant)),
+            ("url", string_or_null(self.ev("url"))),
+            ("error", string_or_null(self.ev("error"))),
+            ("at", self.event_time_or_now()),
+        ]);
+        if let Some(Value::Array(items)) = self.s.get_mut("mountFailures") {
+            items.push(Value::Object(failure));
+            let excess = items.len().saturating_sub(MOUNT_FAILURE_HISTORY);
+            items.drain(..excess);
+        }
+        self.update_render_state();
+        // The failure needs an agent reply, so it must survive a helper restart
+        // like a generate does, but never clobbers a generate still pending.
+        if !self.cur("pendingEvent").truthy() {
+            self.set("pendingEvent", pending_event(self.event));
+        }
+    }
+
+    fn update_render_state(&mut self) {
+        let len = |v: Value| match v {
+            Value::Array(items) => items.len(),
+            _ => 0,
+        };
+        let state = if len(self.cur("mountedVariants")) > 0 {
+            Value::str("mounted")
+        } else if len(self.cur("mountFailures")) > 0 {
+            Value::str("failed")
+        } else if self.cur("generationCompletedAt").truthy() {
+            Value::str("pending")
+        } else {
+            Value::Null
+        };
+        self.set("renderState", state);
+    }
+
+    fn checkpoint(&mut self) {
+        if self.canceled_or_fenced() {
+            let phase = self.ev("phase").or_nullish(Value::Null);
+            let revision = self.ev("revision").or_nullish(Value::Null);
+            self.diag(obj(&[("error", Value::str("checkpoint_after_terminal_ignored")), ("phase", phase), ("revision", revision)]));
+            return;
+        }
+        let publication = self.ev("revisionDomain").as_js_str().is_some_and(|d| d.eq_str("publication"))
+            || (self.ev("reason").as_js_str().is_some_and(|r| r.eq_str("variants_progress")) && !self.ev("owner").truthy());
+        let (domain, field) = if publication {
+            ("publication", "publicationCheckpointRevision")
+        } else {
+            ("browser", "browserCheckpointRevision")
+        };
+        let fallback = if publication { Value::Number(0.0) } else { self.cur("checkpointRevision") };
+        let current = self.cur(field).or_nullish(fallback).or_nullish(Value::Number(0.0));
+        let revision = self.ev("revision").clone();
+        if !loose_ge(&revision.or_nullish(Value::Number(0.0)), &current) {
+            self.diag(obj(&[("error", Value::str("stale_checkpoint_ignored")), ("revision", revision), ("revisionDomain", Value::str(domain))]));
+            return;
+        }
+        self.take_or_keep("phase", "phase");
+        self.set(field, revision.or_nullish(current));
+        if !publication {
+            self.take_or_keep("checkpointRevision", "revision");
+            self.take_or_keep("activeOwner", "owner");
+        }
+        self.take_or_keep("arrivedVariants", "arrivedVariants");
+        if !publication {
+            self.take_or_keep("visibleVariant", "visibleVariant");
+        }
+        self.take_or_keep("sourceFile", "sourceFile");
+        self.take_or_keep("previewFile", "previewFile");
+        self.take_or_keep("previewMode", "previewMode");
+        if !publication {
+            self.copy_param_values();
+        }
+    }
+
+    /// `if (event.paramValues) next.paramValues = { ...event.paramValues }`
+    fn copy_param_values(&mut self) {
+        let pv = self.ev("paramValues");
+        if pv.truthy() {
+            let copy = spread_object(pv);
+            self.set("paramValues", Value::Object(copy));
+        }
+    }
+
+    fn cancel(&mut self, phase: &str, reason: &str) {
+        self.set("phase", Value::str(phase));
+        self.set("generationCanceled", Value::Bool(true));
+        let at = self.event_time_or_now();
+        self.set("generationCanceledAt", at);
+        self.set("cancelReason", Value::str(reason));
+    }
+
+    fn accept(&mut self) {
+        self.cancel("accept_requested", "accept");
+        let visible = self.ev("variantId").or_nullish(self.cur("visibleVariant")).to_number();
+        self.set("visibleVariant", Value::Number(visible));
+        self.copy_param_values();
+        self.make_pending();
+    }
+
+    fn request_with_page(&mut self, phase: &str) {
+        self.set("phase", Value::str(phase));
+        self.take_or_keep("pageUrl", "pageUrl");
+        self.make_pending();
+    }
+
+    fn carbonize_cleanup(&mut self) {
+        self.set("phase", Value::str("carbonize_cleanup_requested"));
+        self.take_or_keep("sourceFile", "file");
+        self.make_pending();
+    }
+
+    fn finish_with_files(&mut self, phase: &str) {
+        self.set("phase", Value::str(phase));
+        let source = self.ev("sourceFile").or_nullish(self.ev("file").or_nullish(self.cur("sourceFile")));
+        self.set("sourceFile", source);
+        self.take_or_keep("previewFile", "previewFile");
+        self.take_or_keep("previewMode", "previewMode");
+    }
+
+    fn steer_done(&mut self) {
+        self.finish_with_files("steer_done");
+        self.take_or_keep("message", "message");
+        self.clear_pending();
+    }
+
+    fn discard(&mut self) {
+        self.cancel("discard_requested", "discard");
+        self.make_pending();
+    }
+
+    fn complete(&mut self) {
+        self.finish_with_files("completed");
+        self.clear_pending();
+    }
+
+    fn agent_error(&mut self) {
+        let from_generate = self.ev("sourceEventType").as_js_str().is_some_and(|t| t.eq_str("generate"));
+        if self.cur("generationCanceled").truthy() && from_generate {
+            let (t, phase) = (self.ev("type").clone(), self.cur("phase"));
+            self.diag(obj(&[("error", Value::str("late_generation_event_ignored")), ("type", t), ("phase", phase)]));
+            return;
+        }
+        self.set("phase", Value::str("agent_error"));
+        self.clear_pending();
+        let message = self.ev("message").or_falsy(Value::str("unknown agent error"));
+        self.diag(obj(&[("error", Value::str("agent_error")), ("message", message)]));
+    }
+}
+
+fn same_value_zero(v: &Value, n: f64) -> bool {
+    matches!(v, Value::Number(x) if *x == n || (x.is_nan() && n.is_nan()))
+}
+
+/// `{ ...event }` without the delivery token, which must never be replayed to
+/// another reader.
+fn pending_event(event: &Value) -> Value {
+    let mut copy = spread_object(event);
+    copy.remove("token");
+    Value::Object(copy)
+}
+
+pub fn obj(pairs: &[(&str, Value)]) -> Object {
+    let mut o = Object::new();
+    for (k, v) in pairs {
+        o.set(k, v.clone());
+    }
+    o
+}
+
+/// Whether an entry's `seq` advances the next sequence number (`Number.isInteger`).
+pub fn entry_seq(entry: &Value) -> Option<f64> {
+    let seq = entry.get("seq");
+    is_integer(seq).then(|| seq.to_number())
+}

@@ -1,0 +1,77 @@
+//! The snapshot file: a read cache other processes use, never the truth.
+//!
+//! Its bytes are `JSON.stringify({ ...snapshot, __journalBytes, __nextSeq },
+//! null, 2) + '\n'`, as the old module writes them. It may be trusted only
+//! when `__journalBytes` equals the journal's size right now: the journal is
+//! append-only, so an equal size means no event landed since it was written.
+//! It is replaced atomically (write a temporary file, then rename), so a
+//! reader in another process sees the old file or the new one, never a mix.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::fs_error::{Context, FsError};
+use crate::json;
+use crate::reducer::base_snapshot;
+use crate::value::{is_integer, JsStr, Object, Value};
+
+const META_JOURNAL_BYTES: &str = "__journalBytes";
+const META_NEXT_SEQ: &str = "__nextSeq";
+
+/// The exact text written for a snapshot.
+pub fn render(snapshot: &Object, journal_bytes: i64, next_seq: f64) -> String {
+    let mut payload = snapshot.clone();
+    payload.set(META_JOURNAL_BYTES, Value::Number(journal_bytes as f64));
+    payload.set(META_NEXT_SEQ, Value::Number(next_seq));
+    let mut text = json::stringify_pretty(&Value::Object(payload)).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+/// Where the next version is staged before it is renamed over the snapshot.
+/// The name does not end in `.jsonl`, so no store lists it as a session.
+fn staging_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(format!(".{}.tmp", std::process::id()));
+    PathBuf::from(name)
+}
+
+pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
+    let text = render(snapshot, journal_bytes, next_seq);
+    let staging = staging_path(path);
+    let result = write_staged(&staging, text.as_bytes()).and_then(|()| fs::rename(&staging, path).at("rename", path));
+    if result.is_err() {
+        let _ = fs::remove_file(&staging);
+    }
+    result
+}
+
+fn write_staged(staging: &Path, bytes: &[u8]) -> Result<(), FsError> {
+    let mut f: File = OpenOptions::new().write(true).create(true).truncate(true).open(staging).at("open", staging)?;
+    f.write_all(bytes).at("write", staging)
+}
+
+/// The snapshot a file provably describes for a journal of `journal_bytes`
+/// bytes, as `{ ...baseSnapshot(id), ...file }` minus the bookkeeping keys,
+/// with its `__nextSeq`. `None` sends the caller to replay.
+pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Object, f64)> {
+    let bytes = fs::read(path).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let Value::Object(mut parsed) = json::parse(&text).ok()? else { return None };
+    match parsed.get(META_JOURNAL_BYTES) {
+        Some(Value::Number(n)) if *n == journal_bytes as f64 => {}
+        _ => return None,
+    }
+    let next_seq = parsed.get(META_NEXT_SEQ).filter(|v| is_integer(v))?.to_number();
+    parsed.remove(META_JOURNAL_BYTES);
+    parsed.remove(META_NEXT_SEQ);
+    if !parsed.get("id").is_some_and(|v| matches!(v, Value::String(s) if s == id)) {
+        return None;
+    }
+    let mut snapshot = base_snapshot(id);
+    for (k, v) in parsed.iter() {
+        snapshot.set_js(k.clone(), v.clone());
+    }
+    Some((snapshot, next_seq))
+}

@@ -1,0 +1,434 @@
+//! The session store: the journal is the truth, everything else is a cache
+//! that must prove it is current before it is used.
+//!
+//! Per session the store keeps the snapshot callers see, keyed by the
+//! journal's (path, size, mtime) when it was derived, as the old module does:
+//! an append by another process changes the key and the next read re-derives.
+//! Re-deriving tries, in order, the snapshot file (only when it names the
+//! journal's current size), the new tail of a replay this store already holds
+//! (only when the prefix is byte-for-byte the one it replayed), and a full
+//! replay. Appends are serialized across processes with an advisory lock on
+//! the journal, so two writers never take the same sequence number.
+
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::fs_error::{Context, FsError};
+use crate::journal::{self, Replay};
+use crate::jsdate;
+use crate::json;
+use crate::platform;
+use crate::reducer::{apply_event, entry_seq, Host};
+use crate::snapshot_file;
+use crate::value::{JsStr, Object, Value};
+
+#[derive(Debug)]
+pub enum StoreError {
+    /// A plain `Error` with this message (the old module's own errors).
+    Message(String),
+    /// A `TypeError` raised by the reducer on odd stored data.
+    Type(String),
+    Fs(FsError),
+}
+
+impl From<FsError> for StoreError {
+    fn from(e: FsError) -> StoreError {
+        StoreError::Fs(e)
+    }
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Message(m) | StoreError::Type(m) => f.write_str(m),
+            StoreError::Fs(e) => e.fmt(f),
+        }
+    }
+}
+
+/// Session ids become file names, so anything that could leave the sessions
+/// directory (`..`, separators, NUL) is refused before it reaches a path.
+pub fn safe_session_id(id: &str) -> Result<&str, StoreError> {
+    let ok = (1..=128).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok { Ok(id) } else { Err(StoreError::Message(format!("invalid session id: {}", id))) }
+}
+
+/// What a journal looked like when a snapshot was derived from it.
+#[derive(Clone, Debug, PartialEq)]
+struct FileKey {
+    path: PathBuf,
+    size: i64,
+    mtime_ns: i128,
+}
+
+impl FileKey {
+    fn of(path: &Path) -> FileKey {
+        match fs::metadata(path) {
+            Ok(m) => FileKey::from_meta(path, &m),
+            Err(_) => FileKey { path: path.to_path_buf(), size: -1, mtime_ns: -1 },
+        }
+    }
+
+    fn from_meta(path: &Path, m: &fs::Metadata) -> FileKey {
+        let mtime_ns = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
+        FileKey { path: path.to_path_buf(), size: m.len() as i64, mtime_ns }
+    }
+
+    fn exists(&self) -> bool {
+        self.size >= 0
+    }
+}
+
+struct Derived {
+    snapshot: Object,
+    next_seq: f64,
+    key: FileKey,
+}
+
+#[derive(Default)]
+struct Session {
+    derived: Option<Derived>,
+    /// A replay of a prefix of the journal at `replay_path`, kept so a later
+    /// read can apply only what was appended since.
+    replay: Option<Replay>,
+    replay_path: PathBuf,
+    /// Bumped whenever `derived.snapshot` is replaced, so a binding can tell
+    /// whether the object it handed out is still the current one.
+    version: u64,
+}
+
+pub struct Store {
+    pub root_dir: PathBuf,
+    pub legacy_root_dir: PathBuf,
+    /// fsync the journal (and its directory when the file is new) before an
+    /// append returns.
+    pub durable: bool,
+    sessions: HashMap<String, Session>,
+}
+
+/// A snapshot as handed out: the object and its version.
+pub struct View<'a> {
+    pub snapshot: &'a Object,
+    pub version: u64,
+}
+
+impl Store {
+    /// Opens the store for a project root, creating its sessions directory.
+    pub fn open(project_root: &Path, durable: bool) -> Result<Store, FsError> {
+        let root_dir = project_root.join(".impeccable").join("live").join("sessions");
+        let legacy_root_dir = project_root.join(".impeccable-live").join("sessions");
+        mkdir_all(&root_dir)?;
+        Ok(Store { root_dir, legacy_root_dir, durable, sessions: HashMap::new() })
+    }
+
+    pub fn journal_path(&self, id: &str) -> PathBuf {
+        self.root_dir.join(format!("{}.jsonl", id))
+    }
+
+    pub fn legacy_journal_path(&self, id: &str) -> PathBuf {
+        self.legacy_root_dir.join(format!("{}.jsonl", id))
+    }
+
+    pub fn snapshot_path(&self, id: &str) -> PathBuf {
+        self.root_dir.join(format!("{}.snapshot.json", id))
+    }
+
+    fn readable_journal_path(&self, id: &str) -> PathBuf {
+        let primary = self.journal_path(id);
+        if primary.exists() {
+            return primary;
+        }
+        let legacy = self.legacy_journal_path(id);
+        if legacy.exists() { legacy } else { primary }
+    }
+
+    /// `has(id)` for a string id: a journal exists in either root.
+    pub fn has(&self, id: &str) -> Result<bool, StoreError> {
+        let id = safe_session_id(id)?;
+        Ok(self.journal_path(id).exists() || self.legacy_journal_path(id).exists())
+    }
+
+    /// The current snapshot of a session (`readState`).
+    pub fn read(&mut self, id: &str, allow_snapshot_file: bool, host: &dyn Host) -> Result<View<'_>, StoreError> {
+        let id = safe_session_id(id)?;
+        let path = self.readable_journal_path(id);
+        let key = FileKey::of(&path);
+        self.ensure_current(id, key, allow_snapshot_file, host)?;
+        Ok(self.view(id))
+    }
+
+    fn view(&self, id: &str) -> View<'_> {
+        let s = &self.sessions[id];
+        let snapshot = &s.derived.as_ref().unwrap_or_else(|| unreachable!("derived after ensure_current")).snapshot;
+        View { snapshot, version: s.version }
+    }
+
+    fn ensure_current(&mut self, id: &str, key: FileKey, allow_file: bool, host: &dyn Host) -> Result<(), StoreError> {
+        let snapshot_path = self.snapshot_path(id);
+        let session = self.sessions.entry(id.to_owned()).or_default();
+        if session.derived.as_ref().is_some_and(|d| d.key == key) {
+            return Ok(());
+        }
+        let jsid = JsStr::from(id);
+        if allow_file && key.exists() {
+            if let Some((snapshot, next_seq)) = snapshot_file::hydrate(&snapshot_path, &jsid, key.size as u64) {
+                session.set(Derived { snapshot, next_seq, key });
+                return Ok(());
+            }
+        }
+        let replay = replay_current(session, &key.path, &jsid, host)?;
+        let derived = Derived { snapshot: replay.visible(), next_seq: replay.next_seq, key: key.clone() };
+        session.set(derived);
+        if key.exists() {
+            session.replay = Some(replay);
+            session.replay_path = key.path;
+        }
+        Ok(())
+    }
+
+    /// `flush(id)`: re-derive without trusting the snapshot file, then write it.
+    pub fn flush(&mut self, id: &str, host: &dyn Host) -> Result<View<'_>, StoreError> {
+        let id = safe_session_id(id)?;
+        let path = self.readable_journal_path(id);
+        self.ensure_current(id, FileKey::of(&path), false, host)?;
+        self.persist(id)?;
+        Ok(self.view(id))
+    }
+
+    /// Writes the snapshot file for the current state and re-keys the cache
+    /// on the journal as it stands now.
+    fn persist(&mut self, id: &str) -> Result<(), StoreError> {
+        let key = FileKey::of(&self.readable_journal_path(id));
+        let snapshot_path = self.snapshot_path(id);
+        let session = self.sessions.get_mut(id).ok_or_else(|| StoreError::Message("session state missing".into()))?;
+        let derived = session.derived.as_mut().ok_or_else(|| StoreError::Message("session state missing".into()))?;
+        snapshot_file::write(&snapshot_path, &derived.snapshot, key.size, derived.next_seq)?;
+        derived.key = key;
+        Ok(())
+    }
+
+    /// `appendEvent`: `event` is the normalized event (`{ ...event, id }`),
+    /// `event_json` its `JSON.stringify` text when the binding had to ask V8
+    /// for it (values JSON cannot carry as-is); otherwise it is rendered here.
+    pub fn append(&mut self, id: &str, event: Value, event_json: Option<String>, host: &dyn Host) -> Result<View<'_>, StoreError> {
+        let id = safe_session_id(id)?;
+        let primary = self.journal_path(id);
+        self.adopt_legacy_journal(id, &primary)?;
+        let (file, created) = open_journal(&primary)?;
+        let _lock = platform::lock_exclusive(&file, &primary).map_err(|e| FsError::new(&e, "flock", &primary))?;
+        let meta = file.metadata().at("fstat", &primary)?;
+        let before = FileKey::from_meta(&primary, &meta);
+        self.ensure_current(id, before.clone(), true, host)?;
+
+        let seq = self.sessions[id].derived.as_ref().map_or(1.0, |d| d.next_seq);
+        let ts = jsdate::iso_string(host.now_ms());
+        let event_text = event_json.or_else(|| json::stringify(&event)).unwrap_or_else(|| "null".into());
+        let torn = !journal::ends_with_newline(&file, before.size as u64).at("read", &primary)?;
+        let line = entry_line(seq, id, &event, &ts, &event_text, torn);
+        write_line(&file, &primary, &line, before.size as u64)?;
+        if self.durable {
+            sync_journal(&file, &primary, created)?;
+        }
+
+        let entry = entry_value(seq, id, &event, &ts);
+        let after = FileKey::from_meta(&primary, &file.metadata().at("fstat", &primary)?);
+        self.apply_own_append(id, &entry, &line, &before, after, torn, host)?;
+        self.persist_snapshot(id)?;
+        Ok(self.view(id))
+    }
+
+    /// The old module copies a legacy journal into the primary directory on
+    /// the first append, and everything derived from the old path is dropped.
+    fn adopt_legacy_journal(&mut self, id: &str, primary: &Path) -> Result<(), StoreError> {
+        let legacy = self.legacy_journal_path(id);
+        if !primary.exists() && legacy.exists() {
+            fs::copy(&legacy, primary).at("copyfile", &legacy)?;
+            self.sessions.remove(id);
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn apply_own_append(&mut self, id: &str, entry: &Value, line: &str, before: &FileKey, after: FileKey, torn: bool, host: &dyn Host) -> Result<(), StoreError> {
+        let session = self.sessions.get_mut(id).ok_or_else(|| StoreError::Message("session state missing".into()))?;
+        let mut derived = session.derived.take().ok_or_else(|| StoreError::Message("session state missing".into()))?;
+        if let Err(message) = apply_event(&mut derived.snapshot, entry, host) {
+            // The line is in the journal; like the old module, report the
+            // TypeError and let the next read re-derive from the journal.
+            session.replay = None;
+            return Err(StoreError::Type(message));
+        }
+        let seq = entry_seq(entry).unwrap_or(derived.next_seq);
+        derived.next_seq = seq + 1.0;
+        derived.key = after.clone();
+        advance_replay(session, entry, line, before, &after, torn, host);
+        session.set(derived);
+        Ok(())
+    }
+
+    fn persist_snapshot(&mut self, id: &str) -> Result<(), StoreError> {
+        let snapshot_path = self.snapshot_path(id);
+        let d = self.sessions[id].derived.as_ref().ok_or_else(|| StoreError::Message("session state missing".into()))?;
+        snapshot_file::write(&snapshot_path, &d.snapshot, d.key.size, d.next_seq)?;
+        Ok(())
+    }
+
+    /// Session ids with a journal in either root, sorted as JS sorts strings.
+    pub fn list_ids(&self) -> Result<Vec<String>, StoreError> {
+        let mut ids: Vec<String> = Vec::new();
+        for dir in [&self.legacy_root_dir, &self.root_dir] {
+            let entries = match fs::read_dir(dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(FsError::new(&e, "scandir", dir).into()),
+            };
+            for entry in entries {
+                let entry = entry.at("scandir", dir)?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if let Some(id) = name.strip_suffix(".jsonl") {
+                    if !ids.iter().any(|x| x == id) {
+                        ids.push(id.to_owned());
+                    }
+                }
+            }
+        }
+        ids.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        Ok(ids)
+    }
+
+    /// The snapshot last derived for a session, without checking the journal.
+    pub fn current(&self, id: &str) -> Option<&Object> {
+        self.sessions.get(id)?.derived.as_ref().map(|d| &d.snapshot)
+    }
+
+    /// Drops every cached derivation (tests and tools use it to force replays).
+    pub fn forget(&mut self) {
+        self.sessions.clear();
+    }
+}
+
+impl Session {
+    fn set(&mut self, derived: Derived) {
+        self.derived = Some(derived);
+        self.version += 1;
+    }
+}
+
+/// The replay for `path`, extended by its new tail when the prefix still
+/// matches, replayed from scratch otherwise.
+fn replay_current(session: &mut Session, path: &Path, id: &JsStr, host: &dyn Host) -> Result<Replay, FsError> {
+    if session.replay_path == path {
+        if let Some(mut r) = session.replay.take() {
+            if journal::replay_tail(&mut r, path, host)? {
+                return Ok(r);
+            }
+        }
+    }
+    journal::replay_file(path, id, host)
+}
+
+/// Keeps a held replay in step with an append this store made, when it was
+/// exactly current before the append; otherwise drops it.
+fn advance_replay(session: &mut Session, entry: &Value, line: &str, before: &FileKey, after: &FileKey, torn: bool, host: &dyn Host) {
+    let current = session.replay.as_ref().is_some_and(|r| {
+        session.replay_path == before.path && r.clean_end && !torn && r.offset == before.size as u64
+    });
+    if !current {
+        session.replay = None;
+        return;
+    }
+    if let Some(r) = session.replay.as_mut() {
+        if let Some(seq) = entry_seq(entry) {
+            r.next_seq = r.next_seq.max(seq + 1.0);
+        }
+        if apply_event(&mut r.snapshot, entry, host).is_err() {
+            session.replay = None;
+            return;
+        }
+        r.offset = after.size as u64;
+        r.newlines += 1;
+        let mut sig = std::mem::take(&mut r.signature);
+        sig.extend_from_slice(line.as_bytes());
+        let keep = sig.len().saturating_sub(64);
+        r.signature = sig.split_off(keep);
+    }
+}
+
+fn open_journal(path: &Path) -> Result<(File, bool), FsError> {
+    let existed = path.exists();
+    let file = OpenOptions::new().read(true).append(true).create(true).mode(0o666).open(path).at("open", path)?;
+    Ok((file, !existed))
+}
+
+/// Writes one whole line or nothing: on a failed or short write (a full disk)
+/// the file is cut back to where it was, so no fragment is left behind.
+fn write_line(file: &File, path: &Path, line: &str, size_before: u64) -> Result<(), FsError> {
+    let mut writer = file;
+    if let Err(e) = writer.write_all(line.as_bytes()) {
+        let _ = file.set_len(size_before);
+        return Err(FsError::new(&e, "write", path));
+    }
+    Ok(())
+}
+
+fn sync_journal(file: &File, path: &Path, created: bool) -> Result<(), FsError> {
+    file.sync_data().at("fsync", path)?;
+    if created {
+        if let Some(dir) = path.parent() {
+            File::open(dir).and_then(|d| d.sync_all()).at("fsync", dir)?;
+        }
+    }
+    Ok(())
+}
+
+/// `JSON.stringify({ seq, id, type, ts, event }) + '\n'`, after a `\n` that
+/// closes a torn fragment when the journal does not end with one.
+fn entry_line(seq: f64, id: &str, event: &Value, ts: &str, event_text: &str, torn: bool) -> String {
+    let mut line = String::with_capacity(event_text.len() + 96);
+    if torn {
+        line.push('\n');
+    }
+    line.push_str("{\"seq\":");
+    json::write_number(&mut line, seq);
+    line.push_str(",\"id\":");
+    json::write_string(&mut line, &JsStr::from(id));
+    line.push_str(",\"type\":");
+    match event.get("type") {
+        Value::String(t) => json::write_string(&mut line, t),
+        _ => line.push_str("null"),
+    }
+    line.push_str(",\"ts\":\"");
+    line.push_str(ts);
+    line.push_str("\",\"event\":");
+    line.push_str(event_text);
+    line.push_str("}\n");
+    line
+}
+
+fn entry_value(seq: f64, id: &str, event: &Value, ts: &str) -> Value {
+    let mut e = Object::new();
+    e.set("seq", Value::Number(seq));
+    e.set("id", Value::str(id));
+    e.set("type", event.get("type").clone());
+    e.set("ts", Value::str(ts));
+    e.set("event", event.clone());
+    Value::Object(e)
+}
+
+/// `mkdir -p` that names the directory it could not create, as Node does.
+pub fn mkdir_all(dir: &Path) -> Result<(), FsError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent() {
+        mkdir_all(parent)?;
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e) => Err(FsError::new(&e, "mkdir", dir)),
+    }
+}
