@@ -51,6 +51,9 @@ function scratchCopy(referenceDir) {
     recursive: true,
     filter: (src) => path.basename(src) !== '.git' && path.basename(src) !== 'node_modules',
   });
+  // One suite asks git what the checkout ignores; a fresh repository answers
+  // from the copied .gitignore without carrying the reference's history.
+  spawnSync('git', ['init', '-q'], { cwd: dest });
   return dest;
 }
 
