@@ -572,3 +572,168 @@ pub fn entry_seq(entry: &Value) -> Option<f64> {
     let seq = entry.get("seq");
     is_integer(seq).then(|| seq.to_number())
 }
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+    use crate::json;
+
+    /// A fixed clock; `Date.parse` only understands the canonical form.
+    pub struct TestHost(pub f64);
+
+    impl Host for TestHost {
+        fn now_ms(&self) -> f64 {
+            self.0
+        }
+        fn date_parse_fallback(&self, _s: &JsStr) -> f64 {
+            f64::NAN
+        }
+        fn json_parse_message(&self, line: &str) -> String {
+            json::parse(line).err().map_or_else(String::new, |e| e.message)
+        }
+    }
+
+    fn run(events: &[&str]) -> Object {
+        let host = TestHost(1_893_456_000_000.0);
+        let mut s = base_snapshot(&JsStr::from("s"));
+        for (i, e) in events.iter().enumerate() {
+            let text = format!(r#"{{"seq":{},"id":"s","ts":"2030-01-01T00:00:0{}.000Z","event":{}}}"#, i + 1, i % 10, e);
+            apply_event(&mut s, &json::parse(&text).unwrap(), &host).unwrap();
+        }
+        s
+    }
+
+    fn field(s: &Object, k: &str) -> String {
+        json::stringify(s.get(k).unwrap_or(&Value::Undefined)).unwrap_or_else(|| "undefined".into())
+    }
+
+    #[test]
+    fn base_snapshot_key_order() {
+        let keys: Vec<String> = base_snapshot(&JsStr::from("x")).iter().map(|(k, _)| k.to_lossy()).collect();
+        assert_eq!(keys.first().map(String::as_str), Some("id"));
+        assert_eq!(keys.last().map(String::as_str), Some("updatedAt"));
+        assert_eq!(keys.len(), 32);
+    }
+
+    #[test]
+    fn generate_then_done_sets_render_pending() {
+        let s = run(&[r#"{"type":"generate","count":3,"token":"t","screenshotPath":"/a.png"}"#, r#"{"type":"agent_done"}"#]);
+        assert_eq!(field(&s, "phase"), r#""variants_ready""#);
+        assert_eq!(field(&s, "arrivedVariants"), "3");
+        assert_eq!(field(&s, "renderState"), r#""pending""#);
+        assert_eq!(field(&s, "generationCompletedAt"), "1893456001000");
+        assert_eq!(field(&s, "annotationArtifacts"), r#"[{"type":"screenshot","path":"/a.png"}]"#);
+    }
+
+    #[test]
+    fn pending_event_drops_token() {
+        let s = run(&[r#"{"type":"generate","token":"secret","x":1}"#]);
+        assert_eq!(field(&s, "pendingEvent"), r#"{"type":"generate","x":1}"#);
+        assert_eq!(field(&s, "pendingEventSeq"), "1");
+    }
+
+    #[test]
+    fn mounts_sort_and_failures_keep_five() {
+        let mut evs = vec![r#"{"type":"variant_mounted","variant":"3"}"#, r#"{"type":"variant_mounted","variant":[1]}"#, r#"{"type":"variant_mounted","variant":"x"}"#];
+        let fail = r#"{"type":"variant_mount_failed","variant":2,"url":5}"#;
+        evs.extend(std::iter::repeat_n(fail, 7));
+        let s = run(&evs);
+        assert_eq!(field(&s, "mountedVariants"), "[1,3]");
+        assert_eq!(field(&s, "renderState"), r#""mounted""#);
+        match s.get("mountFailures") {
+            Some(Value::Array(f)) => assert_eq!(f.len(), 5),
+            other => panic!("{other:?}"),
+        }
+        assert!(field(&s, "diagnostics").contains(r#"{"error":"malformed_mount_ack","type":"variant_mounted","variant":"x"}"#));
+    }
+
+    #[test]
+    fn checkpoint_domains_and_mixed_type_revisions() {
+        let s = run(&[
+            r#"{"type":"checkpoint","revision":" 3 ","phase":"generating"}"#,
+            r#"{"type":"checkpoint","revision":2}"#,
+            r#"{"type":"checkpoint","revisionDomain":"publication","revision":1,"arrivedVariants":2}"#,
+            r#"{"type":"checkpoint","reason":"variants_progress","revision":0}"#,
+        ]);
+        assert_eq!(field(&s, "browserCheckpointRevision"), r#"" 3 ""#);
+        assert_eq!(field(&s, "publicationCheckpointRevision"), "1");
+        assert_eq!(field(&s, "arrivedVariants"), "2");
+        let d = field(&s, "diagnostics");
+        assert!(d.contains(r#"{"error":"stale_checkpoint_ignored","revision":2,"revisionDomain":"browser"}"#), "{d}");
+        assert!(d.contains(r#""revision":0,"revisionDomain":"publication""#), "{d}");
+    }
+
+    #[test]
+    fn stale_checkpoint_without_revision_keeps_undefined_key() {
+        let s = run(&[r#"{"type":"checkpoint","revision":5}"#, r#"{"type":"checkpoint","revision":-1}"#, r#"{"type":"checkpoint"}"#]);
+        let Some(Value::Array(d)) = s.get("diagnostics") else { panic!() };
+        // `{}` (no revision) is `0 >= 5`: stale, and `revision: undefined` is a real key.
+        let Value::Object(last) = &d[1] else { panic!() };
+        assert!(matches!(last.get("revision"), Some(Value::Undefined)));
+        assert_eq!(json::stringify(&d[1]).unwrap(), r#"{"error":"stale_checkpoint_ignored","revisionDomain":"browser"}"#);
+    }
+
+    #[test]
+    fn fencing_after_accept() {
+        let s = run(&[
+            r#"{"type":"generate"}"#,
+            r#"{"type":"accept","variantId":"2"}"#,
+            r#"{"type":"variants_ready"}"#,
+            r#"{"type":"variant_plan","plan":[1]}"#,
+            r#"{"type":"checkpoint","revision":9}"#,
+            r#"{"type":"agent_error","sourceEventType":"generate"}"#,
+            r#"{"type":"agent_done","carbonize":true}"#,
+        ]);
+        assert_eq!(field(&s, "phase"), r#""carbonize_required""#);
+        assert_eq!(field(&s, "visibleVariant"), "2");
+        assert_eq!(field(&s, "variantPlan"), "null");
+        assert_eq!(field(&s, "cancelReason"), r#""accept""#);
+        let d = field(&s, "diagnostics");
+        for e in ["late_generation_event_ignored", "checkpoint_after_terminal_ignored", "carbonize_cleanup_required"] {
+            assert!(d.contains(e), "{e} in {d}");
+        }
+    }
+
+    #[test]
+    fn accept_with_bad_variant_is_nan_in_memory_null_on_disk() {
+        let s = run(&[r#"{"type":"accept","variantId":"abc"}"#]);
+        assert!(matches!(s.get("visibleVariant"), Some(Value::Number(n)) if n.is_nan()));
+        assert_eq!(field(&s, "visibleVariant"), "null");
+    }
+
+    #[test]
+    fn agent_phase_timings_and_proto_key() {
+        let s = run(&[r#"{"type":"agent_phase","phase":"scaffolding","durationMs":5}"#, r#"{"type":"agent_phase","phase":"__proto__"}"#, r#"{"type":"agent_phase","phase":7}"#]);
+        assert_eq!(field(&s, "generationTimings"), r#"{"7":{"at":1893456002000,"durationMs":null},"scaffolding":{"at":1893456000000,"durationMs":5}}"#);
+        assert_eq!(field(&s, "generationPhase"), "7");
+    }
+
+    #[test]
+    fn steer_done_adds_message_key_even_when_undefined() {
+        let s = run(&[r#"{"type":"steer_done"}"#]);
+        assert!(matches!(s.get("message"), Some(Value::Undefined)));
+        let keys: Vec<String> = s.iter().map(|(k, _)| k.to_lossy()).collect();
+        assert_eq!(keys.last().map(String::as_str), Some("message"));
+    }
+
+    #[test]
+    fn unknown_and_odd_entries() {
+        let host = TestHost(0.0);
+        let mut s = base_snapshot(&JsStr::from("s"));
+        apply_event(&mut s, &json::parse(r#"{"seq":1,"type":"nope"}"#).unwrap(), &host).unwrap();
+        apply_event(&mut s, &json::parse("[1,2]").unwrap(), &host).unwrap();
+        assert_eq!(field(&s, "diagnostics"), r#"[{"error":"unknown_event_type","type":"nope"},{"error":"unknown_event_type"}]"#);
+        assert_eq!(field(&s, "updatedAt"), r#""1970-01-01T00:00:00.000Z""#);
+    }
+
+    #[test]
+    fn odd_hydrated_fields_throw_without_changing_anything() {
+        let host = TestHost(0.0);
+        let mut s = base_snapshot(&JsStr::from("s"));
+        s.set("mountedVariants", Value::Number(5.0));
+        let before = json::stringify(&Value::Object(s.clone()));
+        let err = apply_event(&mut s, &json::parse(r#"{"type":"generate"}"#).unwrap(), &host).unwrap_err();
+        assert_eq!(err, "(snapshot.mountedVariants || []) is not iterable");
+        assert_eq!(json::stringify(&Value::Object(s)), before);
+    }
+}
