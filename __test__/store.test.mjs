@@ -1,0 +1,188 @@
+// The store's contract as callers see it: surface, files on disk, errors.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { native, tempProject, treeBytes } from './helpers.mjs';
+
+const { createLiveSessionStore, GENERATION_FENCED_PHASES } = native;
+
+test('exports: a Set of fenced phases and the four functions', () => {
+  assert.ok(GENERATION_FENCED_PHASES instanceof Set);
+  assert.deepEqual([...GENERATION_FENCED_PHASES].sort(), ['accept_requested', 'carbonize_required', 'completed', 'discard_requested', 'discarded']);
+  for (const name of ['createLiveSessionStore', 'withSourceLockSync', 'sourceLockPath']) assert.equal(typeof native[name], 'function');
+});
+
+test('named ESM imports work', async () => {
+  const mod = await import('../index.js');
+  assert.equal(typeof mod.createLiveSessionStore, 'function');
+  assert.ok(mod.GENERATION_FENCED_PHASES.has('completed'));
+});
+
+test('store object: dirs, key order, methods that survive destructuring', () => {
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir, sessionId: 'abc' });
+  assert.deepEqual(Object.keys(store), ['rootDir', 'legacyRootDir', 'appendEvent', 'has', 'getSnapshot', 'flush', 'listActiveSessions']);
+  assert.equal(store.rootDir, path.join(dir, '.impeccable', 'live', 'sessions'));
+  assert.equal(store.legacyRootDir, path.join(dir, '.impeccable-live', 'sessions'));
+  assert.ok(fs.statSync(store.rootDir).isDirectory());
+  const { appendEvent, getSnapshot, listActiveSessions, flush, has } = store;
+  const s = appendEvent({ type: 'generate', count: 2 });
+  assert.equal(s.phase, 'generate_requested');
+  assert.equal(getSnapshot(), s, 'unchanged session returns the same object');
+  assert.equal(listActiveSessions()[0], s);
+  assert.equal(flush().phase, 'generate_requested');
+  assert.equal(has('abc'), true);
+});
+
+test('journal line and snapshot file bytes are JSON.stringify output', () => {
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir });
+  const event = { type: 'checkpoint', id: 's1', revision: 2, big: 1e21, tiny: 5e-324, neg: -0, nan: NaN, u: undefined, lone: 'a\ud800b', keys: { 10: 1, b: 2, 2: 3 } };
+  const snap = store.appendEvent(event);
+  const lines = fs.readFileSync(path.join(store.rootDir, 's1.jsonl'), 'utf8').split('\n');
+  assert.equal(lines.length, 2);
+  const entry = JSON.parse(lines[0]);
+  assert.equal(lines[0], JSON.stringify({ seq: 1, id: 's1', type: 'checkpoint', ts: entry.ts, event: { ...event, id: 's1' } }));
+  assert.match(entry.ts, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  const file = fs.readFileSync(path.join(store.rootDir, 's1.snapshot.json'), 'utf8');
+  const size = fs.statSync(path.join(store.rootDir, 's1.jsonl')).size;
+  assert.equal(file, JSON.stringify({ ...snap, __journalBytes: size, __nextSeq: 2 }, null, 2) + '\n');
+  assert.ok(Object.is(snap.pendingEvent, null));
+  assert.deepEqual(Object.keys(snap.paramValues), []);
+});
+
+test('in memory: undefined keys and NaN stay; on disk they do not', () => {
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir, sessionId: 's' });
+  store.appendEvent({ type: 'checkpoint', revision: 5 });
+  const s = store.appendEvent({ type: 'checkpoint' });
+  const last = s.diagnostics.at(-1);
+  assert.deepEqual(Object.keys(last), ['error', 'revision', 'revisionDomain']);
+  assert.equal(last.revision, undefined);
+  const a = store.appendEvent({ type: 'accept', variantId: 'abc' });
+  assert.ok(Number.isNaN(a.visibleVariant));
+  const reread = createLiveSessionStore({ cwd: dir }).getSnapshot('s', { includeCompleted: true });
+  assert.equal(reread.visibleVariant, null);
+  assert.deepEqual(Object.keys(reread.diagnostics.at(-1)), ['error', 'revisionDomain']);
+});
+
+test('bad input gets the old errors and touches no file', () => {
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir });
+  store.appendEvent({ type: 'generate', id: 'keep' });
+  const before = treeBytes(dir);
+  const cyclic = { type: 'x', id: 'keep' };
+  cyclic.self = cyclic;
+  const cases = [
+    [null, Error, 'event object required'],
+    ['str', Error, 'event object required'],
+    [() => {}, Error, 'event object required'],
+    [{ type: 'x' }, Error, 'event id required'],
+    [{ type: 'x', id: 5 }, Error, 'event id required'],
+    [{ id: 'keep' }, Error, 'event type required'],
+    [{ id: 'keep', type: 7 }, Error, 'event type required'],
+    [{ id: '../x', type: 'x' }, Error, 'invalid session id: ../x'],
+    [{ id: 'a/b', type: 'x' }, Error, 'invalid session id: a/b'],
+    [{ id: 'x'.repeat(129), type: 'x' }, Error, 'invalid session id: ' + 'x'.repeat(129)],
+    [{ id: 'a\u0000b', type: 'x' }, Error, 'invalid session id: a\u0000b'],
+    [{ id: 'keep', type: 'x', n: 1n }, TypeError, 'Do not know how to serialize a BigInt'],
+    [cyclic, TypeError, /^Converting circular structure to JSON/],
+  ];
+  for (const [event, cls, message] of cases) {
+    assert.throws(() => store.appendEvent(event), (err) => {
+      assert.equal(err.constructor, cls);
+      if (message instanceof RegExp) assert.match(err.message, message);
+      else assert.equal(err.message, message);
+      assert.equal(err.code, undefined);
+      return true;
+    });
+  }
+  assert.throws(() => store.getSnapshot(), { message: 'session id required' });
+  assert.throws(() => store.getSnapshot(5), { message: 'invalid session id: 5' });
+  assert.throws(() => store.has('../x'), { message: 'invalid session id: ../x' });
+  assert.equal(store.has(5), false);
+  assert.equal(store.has(''), false);
+  assert.deepEqual(treeBytes(dir), before);
+});
+
+test('deep (2,000 levels) and large (8 MB) events round-trip', () => {
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir, sessionId: 'big' });
+  let deep = {};
+  for (let i = 0; i < 2000; i++) deep = { d: deep };
+  const s = store.appendEvent({ type: 'generate', deep, blob: 'x'.repeat(8 << 20) });
+  assert.equal(s.pendingEvent.blob.length, 8 << 20);
+  const fresh = createLiveSessionStore({ cwd: dir });
+  fs.rmSync(path.join(store.rootDir, 'big.snapshot.json'));
+  const r = fresh.getSnapshot('big');
+  let depth = 0;
+  for (let o = r.pendingEvent.deep; o.d; o = o.d) depth++;
+  assert.equal(depth, 2000);
+  assert.equal(r.pendingEvent.blob.length, 8 << 20);
+});
+
+test('legacy journals are read, then copied forward on first append', () => {
+  const dir = tempProject();
+  const legacy = path.join(dir, '.impeccable-live', 'sessions');
+  fs.mkdirSync(legacy, { recursive: true });
+  fs.writeFileSync(path.join(legacy, 'old.jsonl'), JSON.stringify({ seq: 1, id: 'old', type: 'generate', ts: '2030-01-01T00:00:00.000Z', event: { type: 'generate', id: 'old', count: 2 } }) + '\n');
+  const store = createLiveSessionStore({ cwd: dir });
+  assert.equal(store.has('old'), true);
+  assert.equal(store.getSnapshot('old').expectedVariants, 2);
+  assert.equal(store.listActiveSessions().length, 1);
+  const s = store.appendEvent({ type: 'agent_done', id: 'old' });
+  assert.equal(s.phase, 'variants_ready');
+  const lines = fs.readFileSync(path.join(store.rootDir, 'old.jsonl'), 'utf8').trim().split('\n');
+  assert.deepEqual(lines.map((l) => JSON.parse(l).seq), [1, 2]);
+});
+
+test('another store instance sees appends from this one, and replays corrupt lines with diagnostics', () => {
+  const dir = tempProject();
+  const a = createLiveSessionStore({ cwd: dir, sessionId: 'x' });
+  const b = createLiveSessionStore({ cwd: dir, sessionId: 'x' });
+  a.appendEvent({ type: 'generate' });
+  assert.equal(b.getSnapshot().phase, 'generate_requested');
+  const journal = path.join(a.rootDir, 'x.jsonl');
+  fs.appendFileSync(journal, '{"seq": 2, "broken\n5\n\n');
+  a.appendEvent({ type: 'agent_done' });
+  fs.rmSync(path.join(a.rootDir, 'x.snapshot.json'));
+  const fresh = createLiveSessionStore({ cwd: dir }).getSnapshot('x');
+  assert.equal(fresh.phase, 'variants_ready');
+  const parse = fresh.diagnostics.filter((d) => d.error === 'journal_parse_failed');
+  assert.deepEqual(parse.map((d) => d.line), [2, 3]);
+  let expected;
+  try { JSON.parse('{"seq": 2, "broken'); } catch (err) { expected = err.message; }
+  assert.equal(parse[0].message, expected);
+  assert.equal(parse[1].message, 'entry is not object');
+});
+
+test('listActiveSessions: sorted, completed and discarded left out', () => {
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir });
+  for (const id of ['b', 'a', 'c', 'd']) store.appendEvent({ type: 'generate', id });
+  store.appendEvent({ type: 'complete', id: 'c' });
+  store.appendEvent({ type: 'discarded', id: 'd' });
+  assert.deepEqual(store.listActiveSessions().map((s) => s.id), ['a', 'b']);
+  assert.equal(store.getSnapshot('c'), null);
+  assert.equal(store.getSnapshot('c', { includeCompleted: true }).phase, 'completed');
+});
+
+test('options: null throws like destructuring, durable appends land', () => {
+  assert.throws(() => createLiveSessionStore(null), TypeError);
+  assert.throws(() => createLiveSessionStore({ cwd: 5 }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir, sessionId: 'd', durable: true });
+  store.appendEvent({ type: 'generate' });
+  assert.equal(fs.readFileSync(path.join(store.rootDir, 'd.jsonl'), 'utf8').split('\n').length, 2);
+});
+
+test('project root: monorepo package and trailing slash / .. in cwd', () => {
+  const dir = tempProject();
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ workspaces: ['packages/*'] }));
+  fs.mkdirSync(path.join(dir, 'packages', 'web', 'src'), { recursive: true });
+  const store = createLiveSessionStore({ cwd: path.join(dir, 'packages', 'web', 'src') + '/' });
+  assert.equal(store.rootDir, path.join(dir, 'packages', 'web', '.impeccable', 'live', 'sessions'));
+  const viaDots = createLiveSessionStore({ cwd: path.join(dir, 'packages', 'web', 'src') + '/../../..' });
+  assert.equal(viaDots.rootDir, path.join(dir, '.impeccable', 'live', 'sessions'));
+});
