@@ -432,3 +432,115 @@ pub fn mkdir_all(dir: &Path) -> Result<(), FsError> {
         Err(e) => Err(FsError::new(&e, "mkdir", dir)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reducer::tests::TestHost;
+    use std::io::Write as _;
+
+    fn temp_root(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("qln-store-{}-{}", name, std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn event(json_text: &str) -> Value {
+        json::parse(json_text).unwrap()
+    }
+
+    fn text(s: &Object) -> String {
+        json::stringify(&Value::Object(s.clone())).unwrap()
+    }
+
+    fn append_raw(path: &Path, bytes: &str) {
+        fs::OpenOptions::new().append(true).open(path).unwrap().write_all(bytes.as_bytes()).unwrap();
+    }
+
+    #[test]
+    fn append_assigns_sequence_and_writes_files() {
+        let root = temp_root("append");
+        let host = TestHost(1_893_456_000_000.0);
+        let mut store = Store::open(&root, false).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s"}"#), None, &host).unwrap();
+        let v = store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), None, &host).unwrap();
+        assert_eq!(v.snapshot.get("phase").and_then(Value::as_js_str).map(JsStr::to_lossy).as_deref(), Some("variants_ready"));
+        let journal = fs::read_to_string(store.journal_path("s")).unwrap();
+        assert_eq!(
+            journal.lines().next().unwrap(),
+            r#"{"seq":1,"id":"s","type":"generate","ts":"2030-01-01T00:00:00.000Z","event":{"type":"generate","id":"s"}}"#
+        );
+        assert_eq!(journal.lines().count(), 2);
+        let snap = fs::read_to_string(store.snapshot_path("s")).unwrap();
+        assert!(snap.ends_with(&format!("  \"__journalBytes\": {},\n  \"__nextSeq\": 3\n}}\n", journal.len())));
+    }
+
+    #[test]
+    fn tail_replay_equals_full_replay_with_corrupt_lines() {
+        let root = temp_root("tail");
+        let host = TestHost(0.0);
+        let mut store = Store::open(&root, false).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s"}"#), None, &host).unwrap();
+        let path = store.journal_path("s");
+        // Another writer: a corrupt line, a good line and a stale checkpoint.
+        append_raw(&path, "{oops\n");
+        append_raw(&path, r#"{"seq":3,"id":"s","type":"checkpoint","ts":"2030-01-01T00:00:00.000Z","event":{"type":"checkpoint","revision":4}}"#);
+        append_raw(&path, "\n");
+        let via_tail = text(store.read("s", false, &host).unwrap().snapshot);
+        append_raw(&path, "null\n");
+        append_raw(&path, r#"{"seq":9,"event":{"type":"checkpoint","revision":1}}"#);
+        append_raw(&path, "\n");
+        let via_tail2 = text(store.read("s", false, &host).unwrap().snapshot);
+        let full = journal::replay_file(&path, &JsStr::from("s"), &host).unwrap();
+        assert_eq!(via_tail2, text(&full.visible()));
+        assert!(via_tail.contains(r#""line":2"#));
+        assert!(via_tail2.contains(r#"{"error":"journal_parse_failed","line":4,"message":"entry is not object"}"#));
+        assert_eq!(full.next_seq, 10.0);
+    }
+
+    #[test]
+    fn torn_tail_is_not_glued_to_the_next_append() {
+        let root = temp_root("torn");
+        let host = TestHost(0.0);
+        let mut store = Store::open(&root, false).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s"}"#), None, &host).unwrap();
+        append_raw(&store.journal_path("s"), r#"{"seq":2,"id":"s","type":"agent_do"#);
+        store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), None, &host).unwrap();
+        store.append("s", event(r#"{"type":"variant_mounted","variant":1,"id":"s"}"#), None, &host).unwrap();
+        let replay = journal::replay_file(&store.journal_path("s"), &JsStr::from("s"), &host).unwrap();
+        let s = text(&replay.visible());
+        assert!(s.contains(r#""renderState":"mounted""#), "{s}");
+        assert!(s.contains(r#""phase":"variants_ready""#), "{s}");
+        assert_eq!(replay.parse_diags.len(), 1);
+    }
+
+    #[test]
+    fn snapshot_file_is_trusted_only_at_the_journal_size() {
+        let root = temp_root("hydrate");
+        let host = TestHost(0.0);
+        let mut store = Store::open(&root, false).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), None, &host).unwrap();
+        // A snapshot file that claims the current size is believed as is...
+        let snap_path = store.snapshot_path("s");
+        let doctored = fs::read_to_string(&snap_path).unwrap().replace("\"expectedVariants\": 2", "\"expectedVariants\": 7");
+        fs::write(&snap_path, doctored).unwrap();
+        let mut fresh = Store::open(&root, false).unwrap();
+        assert_eq!(text(fresh.read("s", true, &host).unwrap().snapshot).contains(r#""expectedVariants":7"#), true);
+        // ...and ignored once the journal grew past it, or when flushing.
+        let mut other = Store::open(&root, false).unwrap();
+        assert!(text(other.flush("s", &host).unwrap().snapshot).contains(r#""expectedVariants":2"#));
+    }
+
+    #[test]
+    fn invalid_ids_are_refused_before_any_path_is_built() {
+        let root = temp_root("ids");
+        let host = TestHost(0.0);
+        let mut store = Store::open(&root, false).unwrap();
+        for bad in ["../x", "a/b", "", "a\0b", &"x".repeat(129)] {
+            let err = store.append(bad, event(r#"{"type":"x"}"#), None, &host).err().unwrap();
+            assert_eq!(err.to_string(), format!("invalid session id: {}", bad));
+        }
+        assert!(store.list_ids().unwrap().is_empty());
+    }
+}
