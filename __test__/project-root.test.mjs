@@ -1,0 +1,60 @@
+// Checks that the package puts session files under the same project root as
+// quiver-cli: replays __test__/fixtures/project-roots.json (recorded from the
+// reference's resolveProjectRoot by fixtures/gen-project-roots.mjs) through
+// createLiveSessionStore({ cwd }).rootDir, which is <root>/.impeccable/live/sessions.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const cases = JSON.parse(fs.readFileSync(path.join(here, 'fixtures/project-roots.json'), 'utf8'));
+
+function loadStoreFactory() {
+  try {
+    const native = createRequire(import.meta.url)('../index.js');
+    if (typeof native.createLiveSessionStore === 'function') return { create: native.createLiveSessionStore };
+    return { reason: 'createLiveSessionStore is not exported by index.js yet' };
+  } catch (error) {
+    return { reason: `index.js does not load (build the package first): ${error.message}` };
+  }
+}
+
+const { create, reason } = loadStoreFactory();
+
+// Same layout rule as the generator: `<tmp>/<n>/layout`, HOME resolved from
+// the case's `home` against the layout, cwd passed as `${layout}/${cwd}`.
+function buildLayout(base, index, testCase) {
+  const layout = path.join(base, String(index), 'layout');
+  fs.mkdirSync(layout, { recursive: true });
+  for (const dir of testCase.dirs) fs.mkdirSync(path.join(layout, dir), { recursive: true });
+  for (const [rel, content] of Object.entries(testCase.files)) {
+    fs.mkdirSync(path.dirname(path.join(layout, rel)), { recursive: true });
+    fs.writeFileSync(path.join(layout, rel), content);
+  }
+  return layout;
+}
+
+test('project root matches quiver-cli for every fixture layout', { skip: reason }, (t) => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'quiver-project-root-node-'));
+  const savedHome = process.env.HOME;
+  t.after(() => {
+    process.env.HOME = savedHome;
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+  cases.forEach((testCase, index) => {
+    const layout = buildLayout(base, index, testCase);
+    process.env.HOME = path.resolve(layout, testCase.home);
+    const cwd = `${layout}/${testCase.cwd}`;
+    if (testCase.expectedRoot === null) {
+      assert.throws(() => create({ cwd }), testCase.expectedError, testCase.name);
+      return;
+    }
+    const expected = path.join(path.resolve(layout, testCase.expectedRoot), '.impeccable', 'live', 'sessions');
+    assert.equal(create({ cwd }).rootDir, expected, testCase.name);
+  });
+});
