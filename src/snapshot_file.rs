@@ -4,8 +4,13 @@
 //! null, 2) + '\n'`, as the old module writes them. It may be trusted only
 //! when `__journalBytes` equals the journal's size right now: the journal is
 //! append-only, so an equal size means no event landed since it was written.
-//! It is replaced atomically (write a temporary file, then rename), so a
-//! reader in another process sees the old file or the new one, never a mix.
+//! Readers in other processes must see the old file or the new one, never a
+//! mix. The cheap way that guarantees it is an in-place rewrite under a write
+//! lease (see `platform::write_lease`): granted only when nobody has the file
+//! open, and holding off any open until the write is done. When the lease is
+//! refused (a reader has the file open), the file must shrink (which would
+//! take a second syscall), or leases are unavailable, the new text goes to a
+//! temporary file that is renamed over the old one.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -13,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use crate::fs_error::{Context, FsError};
 use crate::json;
+use crate::platform;
 use crate::reducer::base_snapshot;
 use crate::value::{is_integer, JsStr, Object, Value};
 
@@ -39,12 +45,29 @@ fn staging_path(path: &Path) -> PathBuf {
 
 pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
     let text = render(snapshot, journal_bytes, next_seq);
+    if rewrite_in_place(path, text.as_bytes())? {
+        return Ok(());
+    }
     let staging = staging_path(path);
     let result = write_staged(&staging, text.as_bytes()).and_then(|()| fs::rename(&staging, path).at("rename", path));
     if result.is_err() {
         let _ = fs::remove_file(&staging);
     }
     result
+}
+
+/// `Ok(false)` when the in-place path does not apply and the caller must
+/// stage and rename instead.
+fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
+    use std::os::unix::fs::FileExt;
+    let Ok(file) = OpenOptions::new().write(true).open(path) else { return Ok(false) };
+    match file.metadata() {
+        Ok(m) if m.is_file() && m.len() <= bytes.len() as u64 => {}
+        _ => return Ok(false),
+    }
+    let Ok(_lease) = platform::write_lease(&file) else { return Ok(false) };
+    file.write_all_at(bytes, 0).at("write", path)?;
+    Ok(true)
 }
 
 fn write_staged(staging: &Path, bytes: &[u8]) -> Result<(), FsError> {
