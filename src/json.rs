@@ -318,6 +318,13 @@ pub fn stringify_pretty(v: &Value) -> Option<String> {
     write_value(&mut out, v, Some(2), 0).then_some(out)
 }
 
+/// `JSON.stringify(o, null, 2)` for an object, without wrapping it in a `Value`.
+pub fn stringify_pretty_object(o: &Object) -> String {
+    let mut out = String::new();
+    write_object(&mut out, o, Some(2), 0);
+    out
+}
+
 /// Writes `v`; returns false (writing nothing) for `undefined`.
 fn write_value(out: &mut String, v: &Value, indent: Option<usize>, level: usize) -> bool {
     match v {

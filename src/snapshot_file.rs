@@ -27,11 +27,21 @@ const META_NEXT_SEQ: &str = "__nextSeq";
 
 /// The exact text written for a snapshot.
 pub fn render(snapshot: &Object, journal_bytes: i64, next_seq: f64) -> String {
-    let mut payload = snapshot.clone();
-    payload.set(META_JOURNAL_BYTES, Value::Number(journal_bytes as f64));
-    payload.set(META_NEXT_SEQ, Value::Number(next_seq));
-    let mut text = json::stringify_pretty(&Value::Object(payload)).unwrap_or_default();
-    text.push('\n');
+    // The bookkeeping keys go last, as `{ ...snapshot, __journalBytes, __nextSeq }`
+    // puts them: render the snapshot and reopen its closing brace rather than
+    // copying the whole snapshot to add two keys.
+    let mut text = json::stringify_pretty_object(snapshot);
+    let has_members = text.len() > 2;
+    text.truncate(text.len().saturating_sub(if has_members { 2 } else { 1 }));
+    text.push_str(if has_members { ",\n  \"" } else { "\n  \"" });
+    text.push_str(META_JOURNAL_BYTES);
+    text.push_str("\": ");
+    json::write_number(&mut text, journal_bytes as f64);
+    text.push_str(",\n  \"");
+    text.push_str(META_NEXT_SEQ);
+    text.push_str("\": ");
+    json::write_number(&mut text, next_seq);
+    text.push_str("\n}\n");
     text
 }
 

@@ -86,6 +86,9 @@ struct Derived {
     snapshot: Object,
     next_seq: f64,
     key: FileKey,
+    /// Known: the journal at `key.size` ends with a newline (so the next
+    /// append needs no torn-tail check).
+    clean_tail: bool,
 }
 
 #[derive(Default)]
@@ -136,13 +139,19 @@ impl Store {
         self.root_dir.join(format!("{}.snapshot.json", id))
     }
 
-    fn readable_journal_path(&self, id: &str) -> PathBuf {
+    /// The journal a read uses (primary, else legacy, else the missing
+    /// primary) with its size and mtime, in one `stat` when it is the primary.
+    fn readable_journal_key(&self, id: &str) -> FileKey {
         let primary = self.journal_path(id);
-        if primary.exists() {
-            return primary;
+        if let Ok(m) = fs::metadata(&primary) {
+            return FileKey::from_meta(&primary, &m);
         }
         let legacy = self.legacy_journal_path(id);
-        if legacy.exists() { legacy } else { primary }
+        match fs::metadata(&legacy) {
+            Ok(m) => FileKey::from_meta(&legacy, &m),
+            Err(_) if primary.exists() => FileKey::of(&primary),
+            Err(_) => FileKey { path: primary, size: -1, mtime_ns: -1 },
+        }
     }
 
     /// `has(id)` for a string id: a journal exists in either root.
@@ -154,8 +163,7 @@ impl Store {
     /// The current snapshot of a session (`readState`).
     pub fn read(&mut self, id: &str, allow_snapshot_file: bool, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
-        let path = self.readable_journal_path(id);
-        let key = FileKey::of(&path);
+        let key = self.readable_journal_key(id);
         self.ensure_current(id, key, allow_snapshot_file, host)?;
         Ok(self.view(id))
     }
@@ -175,12 +183,13 @@ impl Store {
         let jsid = JsStr::from(id);
         if allow_file && key.exists() {
             if let Some((snapshot, next_seq)) = snapshot_file::hydrate(&snapshot_path, &jsid, key.size as u64) {
-                session.set(Derived { snapshot, next_seq, key });
+                session.set(Derived { snapshot, next_seq, key, clean_tail: false });
                 return Ok(());
             }
         }
         let replay = replay_current(session, &key.path, &jsid, host)?;
-        let derived = Derived { snapshot: replay.visible(), next_seq: replay.next_seq, key: key.clone() };
+        let clean_tail = replay.clean_end && replay.offset as i64 == key.size;
+        let derived = Derived { snapshot: replay.visible(), next_seq: replay.next_seq, key: key.clone(), clean_tail };
         session.set(derived);
         if key.exists() {
             session.replay = Some(replay);
@@ -192,8 +201,8 @@ impl Store {
     /// `flush(id)`: re-derive without trusting the snapshot file, then write it.
     pub fn flush(&mut self, id: &str, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
-        let path = self.readable_journal_path(id);
-        self.ensure_current(id, FileKey::of(&path), false, host)?;
+        let key = self.readable_journal_key(id);
+        self.ensure_current(id, key, false, host)?;
         self.persist(id)?;
         Ok(self.view(id))
     }
@@ -201,7 +210,7 @@ impl Store {
     /// Writes the snapshot file for the current state and re-keys the cache
     /// on the journal as it stands now.
     fn persist(&mut self, id: &str) -> Result<(), StoreError> {
-        let key = FileKey::of(&self.readable_journal_path(id));
+        let key = self.readable_journal_key(id);
         let snapshot_path = self.snapshot_path(id);
         let session = self.sessions.get_mut(id).ok_or_else(|| StoreError::Message("session state missing".into()))?;
         let derived = session.derived.as_mut().ok_or_else(|| StoreError::Message("session state missing".into()))?;
@@ -216,17 +225,24 @@ impl Store {
     pub fn append(&mut self, id: &str, event: Value, event_json: Option<String>, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let primary = self.journal_path(id);
-        self.adopt_legacy_journal(id, &primary)?;
-        let (file, created) = open_journal(&primary)?;
+        let (file, created) = match open_existing_journal(&primary)? {
+            Some(file) => (file, false),
+            None => {
+                self.adopt_legacy_journal(id, &primary)?;
+                open_journal(&primary)?
+            }
+        };
         let _lock = platform::lock_exclusive(&file, &primary).map_err(|e| FsError::new(&e, "flock", &primary))?;
         let meta = file.metadata().at("fstat", &primary)?;
         let before = FileKey::from_meta(&primary, &meta);
         self.ensure_current(id, before.clone(), true, host)?;
 
-        let seq = self.sessions[id].derived.as_ref().map_or(1.0, |d| d.next_seq);
+        let derived = self.sessions[id].derived.as_ref();
+        let seq = derived.map_or(1.0, |d| d.next_seq);
+        let known_clean = derived.is_some_and(|d| d.clean_tail && d.key == before);
         let ts = jsdate::iso_string(host.now_ms());
         let event_text = event_json.or_else(|| json::stringify(&event)).unwrap_or_else(|| "null".into());
-        let torn = !journal::ends_with_newline(&file, before.size as u64).at("read", &primary)?;
+        let torn = !known_clean && !journal::ends_with_newline(&file, before.size as u64).at("read", &primary)?;
         let line = entry_line(seq, id, &event, &ts, &event_text, torn);
         write_line(&file, &primary, &line, before.size as u64)?;
         if self.durable {
@@ -264,6 +280,7 @@ impl Store {
         let seq = entry_seq(entry).unwrap_or(derived.next_seq);
         derived.next_seq = seq + 1.0;
         derived.key = after.clone();
+        derived.clean_tail = true;
         advance_replay(session, entry, line, before, &after, torn, host);
         session.set(derived);
         Ok(())
@@ -354,6 +371,15 @@ fn advance_replay(session: &mut Session, entry: &Value, line: &str, before: &Fil
         sig.extend_from_slice(line.as_bytes());
         let keep = sig.len().saturating_sub(64);
         r.signature = sig.split_off(keep);
+    }
+}
+
+/// The journal opened for appending, or `None` when it does not exist yet.
+fn open_existing_journal(path: &Path) -> Result<Option<File>, FsError> {
+    match OpenOptions::new().read(true).append(true).open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(FsError::new(&e, "open", path)),
     }
 }
 
