@@ -246,6 +246,22 @@ impl Js {
         }
     }
 
+    /// Throws `new Error(prefix + text)` keeping `text` exact (lone surrogates too).
+    pub fn throw_error_with(&self, prefix: &str, text: &JsStr) -> Pending {
+        let mut units: Vec<u16> = prefix.encode_utf16().collect();
+        units.extend(text.units());
+        let build = || -> JsResult<napi_value> {
+            let msg = self.js_string(&JsStr::from_utf16(units))?;
+            let mut e = ptr::null_mut();
+            self.check(unsafe { sys::napi_create_error(self.env, ptr::null_mut(), msg, &mut e) })?;
+            Ok(e)
+        };
+        match build() {
+            Ok(e) => self.throw(e),
+            Err(p) => p,
+        }
+    }
+
     pub fn throw_type_error(&self, message: &str) -> Pending {
         match self.error_with(ErrorKind::Type, message) {
             Ok(e) => self.throw(e),
@@ -406,6 +422,14 @@ pub fn to_js(js: Js, v: &Value) -> JsResult<napi_value> {
 }
 
 pub fn object_to_js(js: Js, o: &Object) -> JsResult<napi_value> {
+    if let Some(ctor) = snapshot_shape(js, o)? {
+        let mut args = Vec::with_capacity(o.len());
+        for (_, v) in o.iter() {
+            args.push(to_js(js, v)?);
+        }
+        let this = js.undefined()?;
+        return js.call(this, ctor, &args);
+    }
     let obj = js.object()?;
     for (k, v) in o.iter() {
         let key = js.js_string(k)?;
@@ -416,7 +440,47 @@ pub fn object_to_js(js: Js, o: &Object) -> JsResult<napi_value> {
             js.check(unsafe { sys::napi_set_property(js.env, obj, key, value) })?;
         }
     }
+    if let Some(proto) = o.proto() {
+        let proto = to_js(js, proto)?;
+        js.call_global("Object", "setPrototypeOf", &[obj, proto])?;
+    }
     Ok(obj)
+}
+
+thread_local! {
+    /// Per Node-API environment (one per thread), the compiled constructor
+    /// for objects with exactly the base snapshot's keys.
+    static SHAPE_CTORS: std::cell::RefCell<Vec<(usize, sys::napi_ref)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A snapshot with exactly the base keys, in order, is built by one call to a
+/// function whose body is that object literal: V8 then allocates it with its
+/// final hidden class at once, instead of growing it key by key through the
+/// generic property path (most of the cost of handing a snapshot to JS).
+fn snapshot_shape(js: Js, o: &Object) -> JsResult<Option<napi_value>> {
+    let keys = crate::reducer::BASE_KEYS;
+    if o.len() != keys.len() || !o.iter().zip(keys.iter()).all(|((k, _), want)| k.eq_str(want)) {
+        return Ok(None);
+    }
+    let env_key = js.env as usize;
+    let cached = SHAPE_CTORS.with(|c| c.borrow().iter().find(|(e, _)| *e == env_key).map(|(_, r)| *r));
+    if let Some(r) = cached {
+        let mut f = ptr::null_mut();
+        js.check(unsafe { sys::napi_get_reference_value(js.env, r, &mut f) })?;
+        if !f.is_null() {
+            return Ok(Some(f));
+        }
+    }
+    let params: Vec<String> = (0..keys.len()).map(|i| format!("a{}", i)).collect();
+    let fields: Vec<String> = keys.iter().enumerate().map(|(i, k)| format!("{}: a{}", k, i)).collect();
+    let source = format!("(function snapshotShape({}) {{ return {{ {} }}; }})", params.join(", "), fields.join(", "));
+    let src = js.string(&source)?;
+    let mut f = ptr::null_mut();
+    js.check(unsafe { sys::napi_run_script(js.env, src, &mut f) })?;
+    let mut r = ptr::null_mut();
+    js.check(unsafe { sys::napi_create_reference(js.env, f, 1, &mut r) })?;
+    SHAPE_CTORS.with(|c| c.borrow_mut().push((env_key, r)));
+    Ok(Some(f))
 }
 
 /// The reducer's clock and parsers, answered by the running V8.

@@ -202,9 +202,7 @@ fn session_id_arg(js: Js, state: &StoreState, v: napi_value) -> JsResult<String>
         SessionDefault::Undefined | SessionDefault::Other { truthy: false, .. } => Err(js.throw_error("session id required")),
         SessionDefault::Str(s) if s.is_empty() => Err(js.throw_error("session id required")),
         SessionDefault::Str(JsStr::Utf8(s)) => Ok(s),
-        SessionDefault::Str(s) | SessionDefault::Other { text: s, .. } => {
-            Err(js.throw_error(&format!("invalid session id: {}", s.to_lossy())))
-        }
+        SessionDefault::Str(s) | SessionDefault::Other { text: s, .. } => Err(js.throw_error_with("invalid session id: ", &s)),
     }
 }
 
@@ -315,7 +313,7 @@ fn append_event(js: Js, state: &mut StoreState, args: &[napi_value]) -> JsResult
     let event_json = if walker.exotic { Some(v8_stringify_normalized(js, event, &id)?) } else { None };
     let id = match id {
         JsStr::Utf8(s) => s,
-        other => return Err(js.throw_error(&format!("invalid session id: {}", other.to_lossy()))),
+        other => return Err(js.throw_error_with("invalid session id: ", &other)),
     };
     let host = NodeHost { js };
     let version = state
@@ -347,7 +345,7 @@ fn has(js: Js, state: &mut StoreState, args: &[napi_value]) -> JsResult<napi_val
     }
     let id = js.to_js_str(v)?;
     let Some(id) = id.as_str() else {
-        return Err(js.throw_error(&format!("invalid session id: {}", id.to_lossy())));
+        return Err(js.throw_error_with("invalid session id: ", &id));
     };
     let found = state.store.has(id).map_err(|e| js.throw_store_error(&e))?;
     js.boolean(found)

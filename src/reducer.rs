@@ -8,7 +8,7 @@
 //! per event: a copy per event made replay quadratic in the diagnostics.
 
 use crate::jsdate;
-use crate::value::{is_integer, loose_ge, spread_array, spread_object, JsStr, Object, Value};
+use crate::value::{is_integer, loose_ge, spread_array, spread_object, JsStr, Object, Value, UNDEFINED};
 
 /// What the reducer needs from its JavaScript host.
 pub trait Host {
@@ -49,6 +49,16 @@ pub fn is_completed(phase: &Value) -> bool {
 fn is_fenced(phase: &Value) -> bool {
     phase.as_js_str().is_some_and(|p| GENERATION_FENCED_PHASES.iter().any(|c| p.eq_str(c)))
 }
+
+/// The keys of [`base_snapshot`], in order.
+pub const BASE_KEYS: [&str; 32] = [
+    "id", "phase", "pageUrl", "sourceFile", "previewFile", "previewMode", "expectedVariants", "arrivedVariants",
+    "visibleVariant", "paramValues", "pendingEventSeq", "pendingEvent", "deliveryLease", "checkpointRevision",
+    "browserCheckpointRevision", "publicationCheckpointRevision", "activeOwner", "sourceMarkers", "fallbackMode",
+    "generationPhase", "generationCompletedAt", "generationTimings", "variantPlan", "generationCanceled",
+    "generationCanceledAt", "cancelReason", "annotationArtifacts", "mountedVariants", "mountFailures",
+    "renderState", "diagnostics", "updatedAt",
+];
 
 /// The snapshot of a session no event has touched. Key order is part of the
 /// contract: it is the order callers and snapshot files see.
@@ -111,12 +121,16 @@ pub fn apply_event(snap: &mut Object, entry: &Value, host: &dyn Host) -> Result<
 /// usual types these are no-ops, for odd hydrated values they coerce (or
 /// throw, which must happen before anything is changed).
 fn normalize_fields(s: &Object) -> Result<Vec<(&'static str, Value)>, String> {
-    let get = |k: &str| s.get(k).cloned().unwrap_or(Value::Undefined);
+    let get = |k: &str| s.get(k).unwrap_or(&UNDEFINED);
     let mut out = Vec::new();
     for k in ["paramValues", "sourceMarkers", "generationTimings"] {
-        let v = get(k);
-        if !matches!(v, Value::Object(_)) {
-            out.push((k, Value::Object(spread_object(&v.or_falsy(Value::Undefined)))));
+        match get(k) {
+            Value::Object(o) => {
+                if let Some(own) = o.without_proto() {
+                    out.push((k, Value::Object(own)));
+                }
+            }
+            v => out.push((k, Value::Object(spread_object(if v.truthy() { v } else { &UNDEFINED })))),
         }
     }
     let plan = get("variantPlan");
@@ -124,13 +138,12 @@ fn normalize_fields(s: &Object) -> Result<Vec<(&'static str, Value)>, String> {
         out.push(("variantPlan", Value::Null));
     }
     for k in ["annotationArtifacts", "mountedVariants", "mountFailures"] {
-        push_array_spread(&mut out, k, &get(k))?;
+        push_array_spread(&mut out, k, get(k))?;
     }
-    let rs = get("renderState");
-    if matches!(rs, Value::Undefined) {
+    if matches!(get("renderState"), Value::Undefined) {
         out.push(("renderState", Value::Null));
     }
-    push_array_spread(&mut out, "diagnostics", &get("diagnostics"))?;
+    push_array_spread(&mut out, "diagnostics", get("diagnostics"))?;
     Ok(out)
 }
 
@@ -192,7 +205,11 @@ impl Reduction<'_> {
     }
 
     fn cur(&self, k: &str) -> Value {
-        self.s.get(k).cloned().unwrap_or(Value::Undefined)
+        self.peek(k).clone()
+    }
+
+    fn peek(&self, k: &str) -> &Value {
+        self.s.get(k).unwrap_or(&UNDEFINED)
     }
 
     fn set(&mut self, k: &str, v: Value) {
@@ -212,7 +229,7 @@ impl Reduction<'_> {
     }
 
     fn canceled_or_fenced(&self) -> bool {
-        self.cur("generationCanceled").truthy() || is_fenced(&self.cur("phase"))
+        self.peek("generationCanceled").truthy() || is_fenced(self.peek("phase"))
     }
 
     /// `Date.parse(entry.ts || '')`
@@ -329,6 +346,8 @@ impl Reduction<'_> {
             // creates no key, unless the object already owns such a key.
             if !key.eq_str("__proto__") || timings.contains_key(&key) {
                 timings.set_js(key, Value::Object(timing));
+            } else {
+                timings.assign_proto(Value::Object(timing));
             }
         }
     }
@@ -411,21 +430,21 @@ impl Reduction<'_> {
         self.update_render_state();
         // The failure needs an agent reply, so it must survive a helper restart
         // like a generate does, but never clobbers a generate still pending.
-        if !self.cur("pendingEvent").truthy() {
+        if !self.peek("pendingEvent").truthy() {
             self.set("pendingEvent", pending_event(self.event));
         }
     }
 
     fn update_render_state(&mut self) {
-        let len = |v: Value| match v {
+        let len = |v: &Value| match v {
             Value::Array(items) => items.len(),
             _ => 0,
         };
-        let state = if len(self.cur("mountedVariants")) > 0 {
+        let state = if len(self.peek("mountedVariants")) > 0 {
             Value::str("mounted")
-        } else if len(self.cur("mountFailures")) > 0 {
+        } else if len(self.peek("mountFailures")) > 0 {
             Value::str("failed")
-        } else if self.cur("generationCompletedAt").truthy() {
+        } else if self.peek("generationCompletedAt").truthy() {
             Value::str("pending")
         } else {
             Value::Null
@@ -535,7 +554,7 @@ impl Reduction<'_> {
 
     fn agent_error(&mut self) {
         let from_generate = self.ev("sourceEventType").as_js_str().is_some_and(|t| t.eq_str("generate"));
-        if self.cur("generationCanceled").truthy() && from_generate {
+        if self.peek("generationCanceled").truthy() && from_generate {
             let (t, phase) = (self.ev("type").clone(), self.cur("phase"));
             self.diag(obj(&[("error", Value::str("late_generation_event_ignored")), ("type", t), ("phase", phase)]));
             return;
@@ -610,9 +629,7 @@ pub mod tests {
     #[test]
     fn base_snapshot_key_order() {
         let keys: Vec<String> = base_snapshot(&JsStr::from("x")).iter().map(|(k, _)| k.to_lossy()).collect();
-        assert_eq!(keys.first().map(String::as_str), Some("id"));
-        assert_eq!(keys.last().map(String::as_str), Some("updatedAt"));
-        assert_eq!(keys.len(), 32);
+        assert_eq!(keys, BASE_KEYS);
     }
 
     #[test]

@@ -281,7 +281,7 @@ impl Store {
         derived.next_seq = seq + 1.0;
         derived.key = after.clone();
         derived.clean_tail = true;
-        advance_replay(session, entry, line, before, &after, torn, host);
+        advance_replay(session, line, before, &after, torn, host);
         session.set(derived);
         Ok(())
     }
@@ -349,7 +349,7 @@ fn replay_current(session: &mut Session, path: &Path, id: &JsStr, host: &dyn Hos
 
 /// Keeps a held replay in step with an append this store made, when it was
 /// exactly current before the append; otherwise drops it.
-fn advance_replay(session: &mut Session, entry: &Value, line: &str, before: &FileKey, after: &FileKey, torn: bool, host: &dyn Host) {
+fn advance_replay(session: &mut Session, line: &str, before: &FileKey, after: &FileKey, torn: bool, host: &dyn Host) {
     let current = session.replay.as_ref().is_some_and(|r| {
         session.replay_path == before.path && r.clean_end && !torn && r.offset == before.size as u64
     });
@@ -358,10 +358,16 @@ fn advance_replay(session: &mut Session, entry: &Value, line: &str, before: &Fil
         return;
     }
     if let Some(r) = session.replay.as_mut() {
-        if let Some(seq) = entry_seq(entry) {
+        // A replay sees the line as JSON (no `undefined`, NaN as null), not the
+        // in-memory event the caller passed, so it applies the parsed line.
+        let Ok(parsed) = json::parse(line.trim_end_matches('\n')) else {
+            session.replay = None;
+            return;
+        };
+        if let Some(seq) = entry_seq(&parsed) {
             r.next_seq = r.next_seq.max(seq + 1.0);
         }
-        if apply_event(&mut r.snapshot, entry, host).is_err() {
+        if apply_event(&mut r.snapshot, &parsed, host).is_err() {
             session.replay = None;
             return;
         }

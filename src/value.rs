@@ -375,6 +375,9 @@ pub struct Object {
     entries: Vec<(JsStr, Value)>,
     /// How many leading entries are array-index keys.
     index_keys: usize,
+    /// A prototype other than `Object.prototype`. Only `obj.__proto__ = {...}`
+    /// (an agent phase named `__proto__`) sets one; spreads and JSON drop it.
+    proto: Option<Box<Value>>,
 }
 
 impl Object {
@@ -444,6 +447,23 @@ impl Object {
         }
     }
 
+    pub fn proto(&self) -> Option<&Value> {
+        self.proto.as_deref()
+    }
+
+    /// `obj.__proto__ = value` where `obj` has no own `__proto__` key: an
+    /// object value becomes the prototype, anything else is ignored.
+    pub fn assign_proto(&mut self, value: Value) {
+        if value.is_object_like() || matches!(value, Value::Null) {
+            self.proto = Some(Box::new(value));
+        }
+    }
+
+    /// What `{ ...obj }` keeps: the own keys, not the prototype.
+    pub fn without_proto(&self) -> Option<Object> {
+        self.proto.as_ref().map(|_| Object { entries: self.entries.clone(), index_keys: self.index_keys, proto: None })
+    }
+
     /// `delete obj[key]`.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let i = self.position(key)?;
@@ -471,7 +491,7 @@ pub fn array_index(key: &JsStr) -> Option<u32> {
 pub fn spread_object(source: &Value) -> Object {
     let mut out = Object::new();
     match source {
-        Value::Object(o) => out = o.clone(),
+        Value::Object(o) => out = o.without_proto().unwrap_or_else(|| o.clone()),
         Value::Array(items) => {
             for (i, item) in items.iter().enumerate() {
                 out.set(&i.to_string(), item.clone());
