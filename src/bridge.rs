@@ -341,16 +341,18 @@ enum ErrorKind {
     Range,
 }
 
-/// Reads a JS value into the model. `exotic` is set when something in it
-/// does not survive as plain data (functions, symbols, BigInt, `toJSON`,
-/// extreme depth or a cycle): the journal text must then come from V8's own
-/// `JSON.stringify`, which also throws its exact errors.
-pub struct Walker {
+/// Reads a JS value into the model. `exotic` is set when the journal text
+/// must come from V8's own `JSON.stringify` (BigInt, cycles, extreme depth,
+/// `toJSON`), which also throws its exact errors. Functions and symbols are
+/// kept by reference in `foreign` (JSON drops them exactly as it drops
+/// `undefined`, so they need no V8 text).
+pub struct Walker<'a> {
     pub js: Js,
     pub exotic: bool,
+    pub foreign: &'a mut Vec<sys::napi_ref>,
 }
 
-impl Walker {
+impl Walker<'_> {
     pub fn value(&mut self, v: napi_value, depth: usize) -> JsResult<Value> {
         use sys::ValueType as T;
         Ok(match self.js.type_of(v)? {
@@ -360,11 +362,19 @@ impl Walker {
             T::napi_number => Value::Number(self.js.to_f64(v)?),
             T::napi_string => Value::String(self.js.to_js_str(v)?),
             T::napi_object => self.object_like(v, depth)?,
+            T::napi_function | T::napi_symbol => self.keep(v)?,
             _ => {
                 self.exotic = true;
                 Value::Undefined
             }
         })
+    }
+
+    fn keep(&mut self, v: napi_value) -> JsResult<Value> {
+        let mut r = ptr::null_mut();
+        self.js.check(unsafe { sys::napi_create_reference(self.js.env, v, 1, &mut r) })?;
+        self.foreign.push(r);
+        Ok(Value::Host((self.foreign.len() - 1) as u32))
     }
 
     fn object_like(&mut self, v: napi_value, depth: usize) -> JsResult<Value> {
@@ -374,7 +384,14 @@ impl Walker {
         }
         let to_json = self.js.get(v, "toJSON")?;
         if self.js.is_type(to_json, sys::ValueType::napi_function)? {
+            // A Date and the like: held as the JSON V8 makes of it.
             self.exotic = true;
+            let text = self.js.call_global("JSON", "stringify", &[v])?;
+            if !self.js.is_type(text, sys::ValueType::napi_string)? {
+                return Ok(Value::Undefined);
+            }
+            let text = self.js.to_js_str(text)?.to_lossy();
+            return Ok(crate::json::parse(&text).unwrap_or(Value::Undefined));
         }
         if self.js.is_array(v)? {
             let len = self.js.array_len(v)?;
@@ -400,51 +417,69 @@ impl Walker {
     }
 }
 
-/// Builds JS values from the model.
-pub fn to_js(js: Js, v: &Value) -> JsResult<napi_value> {
-    match v {
-        Value::Undefined => js.undefined(),
-        Value::Null => js.null(),
-        Value::Bool(b) => js.boolean(*b),
-        Value::Number(n) => js.number(*n),
-        Value::String(s) => js.js_string(s),
-        Value::Array(items) => {
-            let mut arr = ptr::null_mut();
-            js.check(unsafe { sys::napi_create_array_with_length(js.env, items.len(), &mut arr) })?;
-            for (i, item) in items.iter().enumerate() {
-                let value = to_js(js, item)?;
-                js.check(unsafe { sys::napi_set_element(js.env, arr, i as u32, value) })?;
-            }
-            Ok(arr)
-        }
-        Value::Object(o) => object_to_js(js, o),
-    }
+/// Builds JS values from the model; `foreign` resolves `Value::Host` handles.
+#[derive(Clone, Copy)]
+pub struct ToJs<'a> {
+    pub js: Js,
+    pub foreign: &'a [sys::napi_ref],
 }
 
-pub fn object_to_js(js: Js, o: &Object) -> JsResult<napi_value> {
-    if let Some(ctor) = snapshot_shape(js, o)? {
-        let mut args = Vec::with_capacity(o.len());
-        for (_, v) in o.iter() {
-            args.push(to_js(js, v)?);
+impl ToJs<'_> {
+    pub fn value(&self, v: &Value) -> JsResult<napi_value> {
+        let js = self.js;
+        match v {
+            Value::Undefined => js.undefined(),
+            Value::Null => js.null(),
+            Value::Bool(b) => js.boolean(*b),
+            Value::Number(n) => js.number(*n),
+            Value::String(s) => js.js_string(s),
+            Value::Host(h) => match self.foreign.get(*h as usize) {
+                Some(r) => {
+                    let mut out = ptr::null_mut();
+                    js.check(unsafe { sys::napi_get_reference_value(js.env, *r, &mut out) })?;
+                    if out.is_null() { js.undefined() } else { Ok(out) }
+                }
+                None => js.undefined(),
+            },
+            Value::Array(items) => {
+                let mut arr = ptr::null_mut();
+                js.check(unsafe { sys::napi_create_array_with_length(js.env, items.len(), &mut arr) })?;
+                for (i, item) in items.iter().enumerate() {
+                    let value = self.value(item)?;
+                    js.check(unsafe { sys::napi_set_element(js.env, arr, i as u32, value) })?;
+                }
+                Ok(arr)
+            }
+            Value::Object(o) => self.object(o),
         }
-        let this = js.undefined()?;
-        return js.call(this, ctor, &args);
     }
-    let obj = js.object()?;
-    for (k, v) in o.iter() {
-        let key = js.js_string(k)?;
-        let value = to_js(js, v)?;
-        if k.eq_str("__proto__") {
-            js.define(obj, key, value)?;
-        } else {
-            js.check(unsafe { sys::napi_set_property(js.env, obj, key, value) })?;
+
+    pub fn object(&self, o: &Object) -> JsResult<napi_value> {
+        let js = self.js;
+        if let Some(ctor) = snapshot_shape(js, o)? {
+            let mut args = Vec::with_capacity(o.len());
+            for (_, v) in o.iter() {
+                args.push(self.value(v)?);
+            }
+            let this = js.undefined()?;
+            return js.call(this, ctor, &args);
         }
+        let obj = js.object()?;
+        for (k, v) in o.iter() {
+            let key = js.js_string(k)?;
+            let value = self.value(v)?;
+            if k.eq_str("__proto__") {
+                js.define(obj, key, value)?;
+            } else {
+                js.check(unsafe { sys::napi_set_property(js.env, obj, key, value) })?;
+            }
+        }
+        if let Some(proto) = o.proto() {
+            let proto = self.value(proto)?;
+            js.call_global("Object", "setPrototypeOf", &[obj, proto])?;
+        }
+        Ok(obj)
     }
-    if let Some(proto) = o.proto() {
-        let proto = to_js(js, proto)?;
-        js.call_global("Object", "setPrototypeOf", &[obj, proto])?;
-    }
-    Ok(obj)
 }
 
 thread_local! {

@@ -328,7 +328,7 @@ pub fn stringify_pretty_object(o: &Object) -> String {
 /// Writes `v`; returns false (writing nothing) for `undefined`.
 fn write_value(out: &mut String, v: &Value, indent: Option<usize>, level: usize) -> bool {
     match v {
-        Value::Undefined => return false,
+        Value::Undefined | Value::Host(_) => return false,
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => write_number(out, *n),
@@ -377,7 +377,7 @@ fn write_object(out: &mut String, o: &Object, indent: Option<usize>, level: usiz
     let mut wrote_any = false;
     out.push('{');
     for (k, v) in o.iter() {
-        if matches!(v, Value::Undefined) {
+        if matches!(v, Value::Undefined | Value::Host(_)) {
             continue;
         }
         if wrote_any {

@@ -30,7 +30,7 @@ use napi::bindgen_prelude::*;
 use napi::sys::{self, napi_env, napi_value};
 use napi_derive::napi;
 
-use bridge::{attach, object_to_js, Js, JsResult, NodeHost, Pending, Walker};
+use bridge::{attach, Js, JsResult, NodeHost, Pending, ToJs, Walker};
 use store::Store;
 use value::{JsStr, Value};
 
@@ -182,11 +182,17 @@ struct StoreState {
     /// The JS object last handed out per session, with the store version it
     /// shows: unchanged sessions return the same object, as the old module does.
     handed_out: HashMap<String, (u64, sys::napi_ref)>,
+    /// Functions and symbols found in events, which snapshots refer to by
+    /// index (`Value::Host`); held for the life of the store.
+    foreign: Vec<sys::napi_ref>,
 }
 
 impl Drop for StoreState {
     fn drop(&mut self) {
         for (_, (_, r)) in self.handed_out.drain() {
+            unsafe { sys::napi_delete_reference(self.env, r) };
+        }
+        for r in self.foreign.drain(..) {
             unsafe { sys::napi_delete_reference(self.env, r) };
         }
     }
@@ -229,7 +235,7 @@ impl StoreState {
                 }
             }
         }
-        let obj = object_to_js(js, snapshot)?;
+        let obj = ToJs { js, foreign: &self.foreign }.object(snapshot)?;
         let mut r = ptr::null_mut();
         js.check(unsafe { sys::napi_create_reference(js.env, obj, 1, &mut r) })?;
         if let Some((_, old)) = self.handed_out.insert(id.to_owned(), (version, r)) {
@@ -307,7 +313,7 @@ fn append_event(js: Js, state: &mut StoreState, args: &[napi_value]) -> JsResult
     if !js.truthy(ty)? || !js.is_type(ty, sys::ValueType::napi_string)? {
         return Err(js.throw_error("event type required"));
     }
-    let mut walker = Walker { js, exotic: false };
+    let mut walker = Walker { js, exotic: false, foreign: &mut state.foreign };
     let mut normalized = walker.object(event, 0)?;
     normalized.set_js(JsStr::from("id"), Value::String(id.clone()));
     let event_json = if walker.exotic { Some(v8_stringify_normalized(js, event, &id)?) } else { None };
@@ -445,7 +451,7 @@ fn create_store(js: Js, options: napi_value) -> JsResult<napi_value> {
     let obj = js.object()?;
     js.set(obj, "rootDir", js.string(&store.root_dir.to_string_lossy())?)?;
     js.set(obj, "legacyRootDir", js.string(&store.legacy_root_dir.to_string_lossy())?)?;
-    let shared: Shared = Rc::new(RefCell::new(StoreState { env: js.env, store, session_default, handed_out: HashMap::new() }));
+    let shared: Shared = Rc::new(RefCell::new(StoreState { env: js.env, store, session_default, handed_out: HashMap::new(), foreign: Vec::new() }));
     add_method(js, obj, "appendEvent", Some(append_event_cb), &shared)?;
     add_method(js, obj, "has", Some(has_cb), &shared)?;
     add_method(js, obj, "getSnapshot", Some(get_snapshot_cb), &shared)?;

@@ -95,6 +95,10 @@ pub enum Value {
     String(JsStr),
     Array(Vec<Value>),
     Object(Object),
+    /// A value only the host can hold (a function or a symbol in an event),
+    /// by handle. JSON drops it as it drops `undefined`; in memory the host
+    /// hands the very same value back.
+    Host(u32),
 }
 
 impl Value {
@@ -113,7 +117,7 @@ impl Value {
             Value::Bool(b) => *b,
             Value::Number(n) => !(n.is_nan() || *n == 0.0),
             Value::String(s) => !s.is_empty(),
-            Value::Array(_) | Value::Object(_) => true,
+            Value::Array(_) | Value::Object(_) | Value::Host(_) => true,
         }
     }
 
@@ -158,6 +162,7 @@ impl Value {
             Value::Number(n) => *n,
             Value::String(s) => string_to_number(s),
             Value::Array(_) | Value::Object(_) => string_to_number(&self.to_js_string()),
+            Value::Host(_) => f64::NAN,
         }
     }
 
@@ -171,6 +176,7 @@ impl Value {
             Value::String(s) => s.clone(),
             Value::Object(_) => JsStr::from("[object Object]"),
             Value::Array(items) => join_array(items),
+            Value::Host(_) => JsStr::from("[host value]"),
         }
     }
 
@@ -181,6 +187,7 @@ impl Value {
             (Value::Bool(a), Value::Bool(b)) => a == b,
             (Value::Number(a), Value::Number(b)) => a == b,
             (Value::String(a), Value::String(b)) => a == b,
+            (Value::Host(a), Value::Host(b)) => a == b,
             _ => false,
         }
     }
@@ -194,7 +201,7 @@ fn join_array(items: &[Value]) -> JsStr {
         if i > 0 {
             units.push(u16::from(b','));
         }
-        if !item.is_nullish() {
+        if !item.is_nullish() && !matches!(item, Value::Host(_)) {
             units.extend(item.to_js_string().units());
         }
     }
