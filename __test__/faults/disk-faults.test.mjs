@@ -1,0 +1,318 @@
+// Fault suite 7: failing disks.
+//
+// (a) A read-only file system (a tmpfs remounted read-only) under the project:
+//     appendEvent throws a Node-style EROFS error naming the journal, the
+//     journal keeps every line, and no snapshot shows the failed event.
+// (b) Permission denied: the sessions are written by root and appended to by
+//     an unprivileged process (root ignores mode bits, so a worker runs as
+//     nobody): EACCES naming the path, nothing changes on disk.
+// (c) A full disk (a 64 KiB tmpfs): appends until ENOSPC; the error names the
+//     path, every journal line stays whole JSON, and the store's snapshot
+//     always agrees with the lines actually present. After space is freed the
+//     store appends again.
+// Mounting needs root and a container that allows it; when it is not possible
+// the test is skipped with the reason (a skip, not a pass).
+
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  loadNative, makeProject, removeDir, journalPath, snapshotPath, sessionsDir, readJournal,
+  startWorker, resultLine, expectClean, mountTmpfs, remount, unmount, figure,
+} from './helpers.mjs';
+
+const { createLiveSessionStore } = loadNative();
+const ID = 'disk';
+const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+
+/** A tmpfs mounted at <tmp>/mnt, with a `.git` so it is its own project root. */
+function tmpfsProject(t, size) {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), 'quiver-faults-mnt-'));
+  const mnt = path.join(base, 'mnt');
+  fs.mkdirSync(mnt);
+  const why = mountTmpfs(mnt, size);
+  if (why) {
+    removeDir(base);
+    const message = `disk-fault test skipped: cannot mount a tmpfs (${why})`;
+    console.log(`[faults] ${message}`);
+    t.skip(message);
+    return null;
+  }
+  fs.mkdirSync(path.join(mnt, '.git'));
+  return {
+    dir: mnt,
+    cleanup() {
+      unmount(mnt);
+      removeDir(base);
+    },
+  };
+}
+
+function mountedVariantsInJournal(project) {
+  return readJournal(journalPath(project, ID)).entries
+    .filter((e) => e.type === 'variant_mounted')
+    .map((e) => e.event.variant)
+    .sort((a, b) => a - b);
+}
+
+function assertNodeError(error, code, wantPath) {
+  assert.ok(error instanceof Error, 'an Error');
+  assert.equal(error.code, code, `code of ${error.message}`);
+  assert.equal(typeof error.errno, 'number');
+  assert.ok(error.errno < 0);
+  assert.equal(typeof error.syscall, 'string');
+  assert.equal(error.path, wantPath);
+  assert.ok(error.message.startsWith(`${code}: `), error.message);
+  assert.ok(error.message.endsWith(`, ${error.syscall} '${wantPath}'`), error.message);
+}
+
+test('read-only file system: EROFS naming the journal, nothing lost, failed event not shown', async (t) => {
+  const mount = tmpfsProject(t, '1m');
+  if (!mount) return;
+  const project = mount.dir;
+  try {
+    const store = createLiveSessionStore({ cwd: project });
+    store.appendEvent({ id: ID, type: 'generate', count: 3 });
+    store.appendEvent({ id: ID, type: 'variant_mounted', variant: 1 });
+    store.appendEvent({ id: ID, type: 'variant_mounted', variant: 2 });
+    const before = readJournal(journalPath(project, ID));
+    const snapBefore = store.getSnapshot(ID);
+
+    const why = remount(project, 'ro');
+    if (why) {
+      console.log(`[faults] read-only test skipped: ${why}`);
+      t.skip(why);
+      return;
+    }
+    let thrown;
+    try {
+      store.appendEvent({ id: ID, type: 'variant_mounted', variant: 3 });
+    } catch (error) {
+      thrown = error;
+    }
+    assert.ok(thrown, 'appendEvent on a read-only file system must throw');
+    assertNodeError(thrown, 'EROFS', journalPath(project, ID));
+    assert.ok(thrown.message.includes('read-only file system'), thrown.message);
+
+    // A brand-new session fails the same way.
+    assert.throws(() => store.appendEvent({ id: 'fresh', type: 'generate' }), (e) => e.code === 'EROFS' && e.path === journalPath(project, 'fresh'));
+
+    const after = readJournal(journalPath(project, ID));
+    assert.equal(after.text, before.text, 'the journal is untouched');
+    assert.deepEqual(after.bad, []);
+    assert.deepEqual(store.getSnapshot(ID), snapBefore);
+    assert.deepEqual(createLiveSessionStore({ cwd: project }).getSnapshot(ID), snapBefore);
+    assert.ok(!store.getSnapshot(ID).mountedVariants.includes(3));
+
+    assert.equal(remount(project, 'rw'), null);
+    const back = store.appendEvent({ id: ID, type: 'variant_mounted', variant: 3 });
+    assert.deepEqual(back.mountedVariants, [1, 2, 3]);
+    assert.equal(readJournal(journalPath(project, ID)).lineCount, 4);
+    figure(`native: read-only fs: appendEvent threw "${thrown.message}" (errno ${thrown.errno}); journal unchanged; `
+      + 'failed event absent from snapshots; appends resume after remount rw');
+  } finally {
+    mount.cleanup();
+  }
+});
+
+test('permission denied: EACCES naming the path, nothing changes on disk', async (t) => {
+  const project = makeProject('eacces');
+  try {
+    const store = createLiveSessionStore({ cwd: project });
+    store.appendEvent({ id: ID, type: 'generate', count: 2 });
+    store.appendEvent({ id: ID, type: 'variant_mounted', variant: 1 });
+    const before = readJournal(journalPath(project, ID));
+    const snapBefore = store.getSnapshot(ID);
+    const events = [
+      { id: ID, type: 'variant_mounted', variant: 2 },
+      { id: 'other', type: 'generate' },
+    ];
+
+    let outcome;
+    if (isRoot) {
+      // Root ignores mode bits: append from a process running as nobody.
+      fs.chmodSync(project, 0o755);
+      const w = startWorker('appender.mjs', { impl: 'native', cwd: project, id: ID, mode: 'once', events }, { uid: 65534, gid: 65534 });
+      const res = await w.done;
+      expectClean(res, 'worker running as nobody');
+      outcome = resultLine(res.lines);
+      if (outcome.createError) assert.fail(`createLiveSessionStore as nobody: ${outcome.createError.message}`);
+    } else {
+      fs.chmodSync(journalPath(project, ID), 0o444);
+      fs.chmodSync(sessionsDir(project), 0o555);
+      const s = createLiveSessionStore({ cwd: project });
+      outcome = { outcomes: [], snapshot: null };
+      for (const e of events) {
+        try { s.appendEvent(e); outcome.outcomes.push({ ok: true }); } catch (error) {
+          outcome.outcomes.push({ ok: false, error: { name: error.name, message: error.message, code: error.code, errno: error.errno, syscall: error.syscall, path: error.path } });
+        }
+      }
+      outcome.snapshot = s.getSnapshot(ID);
+    }
+    const [existing, fresh] = outcome.outcomes;
+    assert.ok(!existing.ok && !fresh.ok, 'both appends must fail');
+    for (const [o, p] of [[existing, journalPath(project, ID)], [fresh, journalPath(project, 'other')]]) {
+      assert.equal(o.error.code, 'EACCES');
+      assert.equal(o.error.errno, -13);
+      assert.equal(o.error.path, p);
+      assert.equal(o.error.message, `EACCES: permission denied, ${o.error.syscall} '${p}'`);
+    }
+    assert.deepEqual(outcome.snapshot, JSON.parse(JSON.stringify(snapBefore)), 'the failing process still reads the old state');
+    assert.equal(readJournal(journalPath(project, ID)).text, before.text);
+    assert.ok(!fs.existsSync(journalPath(project, 'other')));
+    assert.deepEqual(createLiveSessionStore({ cwd: project }).getSnapshot(ID), snapBefore);
+    figure(`native: permission denied (${isRoot ? 'worker as uid 65534' : 'chmod'}): appendEvent threw "${existing.error.message}"; journal unchanged`);
+  } finally {
+    try { fs.chmodSync(sessionsDir(project), 0o755); } catch { /* gone */ }
+    removeDir(project);
+  }
+});
+
+test('permission denied for the snapshot only: the append is journaled and every reader agrees (printed)', async () => {
+  const project = makeProject('eacces-snap');
+  try {
+    const store = createLiveSessionStore({ cwd: project });
+    store.appendEvent({ id: ID, type: 'generate', count: 2 });
+    fs.chmodSync(journalPath(project, ID), 0o666); // the journal is writable, the directory is not
+    const events = [{ id: ID, type: 'variant_mounted', variant: 5 }];
+    let outcomes;
+    let snapshot;
+    if (isRoot) {
+      fs.chmodSync(project, 0o755);
+      const w = startWorker('appender.mjs', { impl: 'native', cwd: project, id: ID, mode: 'once', events }, { uid: 65534, gid: 65534 });
+      const res = await w.done;
+      expectClean(res, 'worker running as nobody');
+      ({ outcomes, snapshot } = resultLine(res.lines));
+    } else {
+      fs.chmodSync(sessionsDir(project), 0o555);
+      const s = createLiveSessionStore({ cwd: project });
+      try {
+        s.appendEvent(events[0]);
+        outcomes = [{ ok: true }];
+      } catch (error) {
+        outcomes = [{ ok: false, error: { message: error.message, code: error.code, path: error.path } }];
+      }
+      snapshot = s.getSnapshot(ID);
+    }
+    const lines = readJournal(journalPath(project, ID));
+    assert.deepEqual(lines.bad, []);
+    const landed = mountedVariantsInJournal(project).includes(5);
+    if (!outcomes[0].ok) {
+      assert.equal(outcomes[0].error.code, 'EACCES');
+      assert.ok(outcomes[0].error.path.startsWith(snapshotPath(project, ID)), outcomes[0].error.path);
+    }
+    // Whatever appendEvent reported, every reader agrees with the journal.
+    assert.equal(snapshot.mountedVariants.includes(5), landed);
+    assert.equal(createLiveSessionStore({ cwd: project }).getSnapshot(ID).mountedVariants.includes(5), landed);
+    assert.equal(store.getSnapshot(ID).mountedVariants.includes(5), landed);
+    figure(`native: snapshot file not writable: appendEvent ${outcomes[0].ok ? 'succeeded' : `threw "${outcomes[0].error.message}"`}; `
+      + `the event ${landed ? 'IS' : 'is not'} in the journal, and all readers agree`);
+  } finally {
+    try { fs.chmodSync(sessionsDir(project), 0o755); } catch { /* gone */ }
+    removeDir(project);
+  }
+});
+
+test('full disk (64 KiB tmpfs): ENOSPC naming the path, no fragment, snapshot = lines present', async (t) => {
+  const mount = tmpfsProject(t, '64k');
+  if (!mount) return;
+  const project = mount.dir;
+  try {
+    // Room to give back later.
+    const filler = path.join(project, 'filler');
+    fs.writeFileSync(filler, Buffer.alloc(16 * 1024));
+    const store = createLiveSessionStore({ cwd: project });
+    store.appendEvent({ id: ID, type: 'generate', count: 3 });
+    const pad = 'z'.repeat(3000);
+    const failures = [];
+    let successes = 0;
+    let landedDespiteError = 0;
+    for (let v = 1; v <= 400 && failures.length < 8; v++) {
+      try {
+        store.appendEvent({ id: ID, type: 'variant_mounted', variant: v, pad });
+        successes++;
+      } catch (error) {
+        failures.push({ v, code: error.code, path: error.path, message: error.message, syscall: error.syscall });
+        assert.equal(error.code, 'ENOSPC', error.message);
+        assert.ok(error.path && error.path.startsWith(sessionsDir(project)), `error names a session file: ${error.message}`);
+        assert.ok(error.message.startsWith('ENOSPC: no space left on device, '), error.message);
+        assert.ok(error.message.includes(error.path), error.message);
+        if (mountedVariantsInJournal(project).includes(v)) landedDespiteError++;
+      }
+      // After every attempt: no fragment, and the store claims exactly what landed.
+      const lines = readJournal(journalPath(project, ID));
+      assert.deepEqual(lines.bad, [], `after variant ${v}: fragment in the journal`);
+      assert.ok(lines.endsWithNewline, `after variant ${v}: torn tail`);
+      assert.deepEqual(store.getSnapshot(ID).mountedVariants, mountedVariantsInJournal(project), `after variant ${v}: cache disagrees with the journal`);
+    }
+    assert.ok(failures.length > 0, `the 64 KiB disk never filled (${successes} appends)`);
+    const journalFailures = failures.filter((f) => f.path === journalPath(project, ID)).length;
+
+    // A fresh store, without the snapshot file, agrees too.
+    const present = mountedVariantsInJournal(project);
+    assert.deepEqual(createLiveSessionStore({ cwd: project }).getSnapshot(ID).mountedVariants, present);
+
+    // Give space back: appending works again and the record stays consistent.
+    fs.rmSync(filler);
+    const after = store.appendEvent({ id: ID, type: 'variant_mounted', variant: 1000 });
+    assert.deepEqual(after.mountedVariants, [...present, 1000]);
+    const replayed = createLiveSessionStore({ cwd: project }).flush(ID); // a replay that ignores the snapshot file
+    assert.deepEqual(replayed, after);
+
+    // Fill the disk to the last page: a small line still fits in the
+    // journal's last page. The snapshot file can then be refreshed in place
+    // (no new block) for the first three appends; then it is removed, so the
+    // next ones must create a new file and get no room.
+    const filler2 = path.join(project, 'filler2');
+    const fillUp = () => {
+      const fd = fs.openSync(filler2, 'a');
+      try {
+        for (;;) fs.writeSync(fd, Buffer.alloc(512));
+      } catch (error) {
+        assert.equal(error.code, 'ENOSPC');
+      } finally {
+        fs.closeSync(fd);
+      }
+    };
+    fillUp();
+    const snapFailures = [];
+    for (let v = 2000; v < 2006; v++) {
+      if (v === 2003) {
+        fs.rmSync(snapshotPath(project, ID), { force: true });
+        fillUp(); // take back the page the snapshot file gave up
+      }
+      try {
+        store.appendEvent({ id: ID, type: 'variant_mounted', variant: v });
+      } catch (error) {
+        assert.equal(error.code, 'ENOSPC', error.message);
+        assert.ok(error.path && error.path.startsWith(sessionsDir(project)), error.message);
+        snapFailures.push({ v, path: error.path, landed: mountedVariantsInJournal(project).includes(v) });
+      }
+      const lines = readJournal(journalPath(project, ID));
+      assert.deepEqual(lines.bad, [], `after variant ${v}: fragment in the journal`);
+      assert.deepEqual(store.getSnapshot(ID).mountedVariants, mountedVariantsInJournal(project), `after variant ${v}: cache disagrees with the journal`);
+      assert.deepEqual(createLiveSessionStore({ cwd: project }).getSnapshot(ID).mountedVariants, mountedVariantsInJournal(project),
+        `after variant ${v}: a fresh store disagrees with the journal`);
+    }
+    fs.rmSync(filler2);
+    const end = store.appendEvent({ id: ID, type: 'variant_mounted', variant: 3000 });
+    assert.deepEqual(end.mountedVariants, mountedVariantsInJournal(project));
+    const snapshotWriteFailures = snapFailures.filter((f) => f.path !== journalPath(project, ID));
+    const inPlaceFailures = snapFailures.filter((f) => f.v < 2003).length;
+
+    const leftovers = fs.readdirSync(sessionsDir(project)).filter((n) => n.endsWith('.tmp'));
+    assert.deepEqual(leftovers, [], 'no staging file left behind');
+    figure(`native: full disk: ${successes} appends fit, then ${failures.length} ENOSPC failures `
+      + `(${journalFailures} on the journal write, ${failures.length - journalFailures} on the snapshot write; `
+      + `${landedDespiteError} of the failed appends are in the journal anyway); e.g. "${failures[0].message}"; `
+      + `disk filled to the last page: ${inPlaceFailures}/3 appends failed with the snapshot file present, `
+      + `${snapFailures.length - inPlaceFailures}/3 after it was removed; ${snapshotWriteFailures.length} failures on the snapshot write `
+      + `with the event journaled (${snapFailures.filter((f) => f.landed).length} landed despite the error)`
+      + (snapshotWriteFailures[0] ? `, e.g. path ${path.basename(snapshotWriteFailures[0].path)}` : '')
+      + '; 0 fragments; snapshot always = journal; appends resume after space is freed');
+  } finally {
+    mount.cleanup();
+  }
+});
