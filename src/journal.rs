@@ -17,6 +17,7 @@ use std::path::Path;
 
 use crate::fs_error::{Context, FsError};
 use crate::json;
+use crate::platform;
 use crate::reducer::{apply_event, base_snapshot, entry_seq, obj, Host};
 use crate::value::{js_trim_is_empty, JsStr, Object, Value};
 
@@ -133,13 +134,30 @@ fn read_signature(file: &mut File, end: u64) -> io::Result<Vec<u8>> {
     Ok(sig)
 }
 
+/// How long a reader waits for a writer's lock before reading anyway.
+const READER_PATIENCE_MS: u64 = 200;
+
+/// Whether a replay must take the shared lock: not when the caller already
+/// holds the exclusive one (a second descriptor of the same process would
+/// wait for itself).
+#[derive(Clone, Copy, PartialEq)]
+pub enum Locking {
+    TakeShared,
+    AlreadyExclusive,
+}
+
 /// Replays a whole journal; a missing file is an empty journal.
-pub fn replay_file(path: &Path, id: &JsStr, host: &dyn Host) -> Result<Replay, FsError> {
+pub fn replay_file(path: &Path, id: &JsStr, host: &dyn Host, locking: Locking) -> Result<Replay, FsError> {
     let mut r = Replay::empty(id);
     let mut file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(r),
         Err(e) => return Err(FsError::new(&e, "open", path)),
+    };
+    let lock_handle = file.try_clone().ok();
+    let _shared = match (&lock_handle, locking) {
+        (Some(f), Locking::TakeShared) => platform::lock_shared_for(f, READER_PATIENCE_MS),
+        _ => None,
     };
     let mut reader = BufReader::with_capacity(1 << 20, &mut file);
     r.consume(&mut reader, host).at("read", path)?;
@@ -150,7 +168,7 @@ pub fn replay_file(path: &Path, id: &JsStr, host: &dyn Host) -> Result<Replay, F
 /// Extends a replay with the lines appended since. Returns `Ok(false)` when
 /// the file is not the same one grown by appends (replaced, truncated, or the
 /// prefix ended mid-line), in which case the caller replays from scratch.
-pub fn replay_tail(r: &mut Replay, path: &Path, host: &dyn Host) -> Result<bool, FsError> {
+pub fn replay_tail(r: &mut Replay, path: &Path, host: &dyn Host, locking: Locking) -> Result<bool, FsError> {
     if !r.clean_end || r.ino == 0 {
         return Ok(false);
     }
@@ -158,6 +176,11 @@ pub fn replay_tail(r: &mut Replay, path: &Path, host: &dyn Host) -> Result<bool,
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(FsError::new(&e, "open", path)),
+    };
+    let lock_handle = file.try_clone().ok();
+    let _shared = match (&lock_handle, locking) {
+        (Some(f), Locking::TakeShared) => platform::lock_shared_for(f, READER_PATIENCE_MS),
+        _ => None,
     };
     let meta = file.metadata().at("fstat", path)?;
     if meta.dev() != r.dev || meta.ino() != r.ino || meta.len() < r.offset {

@@ -180,6 +180,33 @@ pub fn sleep_ms(ms: f64) {
     std::thread::sleep(d);
 }
 
+/// A shared advisory lock, waited for at most `patience_ms`. Readers take
+/// it so they never replay a line a writer of this package is still writing;
+/// `None` after the wait (a writer stuck holding the lock) lets the reader go
+/// on without it rather than hang, as readers of the old module always did.
+#[cfg(unix)]
+pub fn lock_shared_for<'a>(file: &'a File, patience_ms: u64) -> Option<FileLock<'a>> {
+    use std::os::unix::io::AsRawFd;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(patience_ms);
+    loop {
+        // SAFETY: the fd is valid for as long as `file` is borrowed.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
+            return Some(FileLock { file });
+        }
+        let err = io::Error::last_os_error();
+        let busy = err.kind() == io::ErrorKind::WouldBlock || err.kind() == io::ErrorKind::Interrupted;
+        if !busy || std::time::Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+}
+
+#[cfg(not(unix))]
+pub fn lock_shared_for(_file: &File, _patience_ms: u64) -> Option<FileLock<'_>> {
+    None
+}
+
 /// A write lease on an open file (Linux `F_SETLEASE`, `F_WRLCK`).
 ///
 /// The kernel grants it only when no other open file description refers to

@@ -17,7 +17,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::fs_error::{Context, FsError};
-use crate::journal::{self, Replay};
+use crate::journal::{self, Locking, Replay};
 use crate::jsdate;
 use crate::json;
 use crate::platform;
@@ -164,7 +164,7 @@ impl Store {
     pub fn read(&mut self, id: &str, allow_snapshot_file: bool, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let key = self.readable_journal_key(id);
-        self.ensure_current(id, key, allow_snapshot_file, host)?;
+        self.ensure_current(id, key, allow_snapshot_file, Locking::TakeShared, host)?;
         Ok(self.view(id))
     }
 
@@ -174,7 +174,7 @@ impl Store {
         View { snapshot, version: s.version }
     }
 
-    fn ensure_current(&mut self, id: &str, key: FileKey, allow_file: bool, host: &dyn Host) -> Result<(), StoreError> {
+    fn ensure_current(&mut self, id: &str, key: FileKey, allow_file: bool, locking: Locking, host: &dyn Host) -> Result<(), StoreError> {
         let snapshot_path = self.snapshot_path(id);
         let session = self.sessions.entry(id.to_owned()).or_default();
         if session.derived.as_ref().is_some_and(|d| d.key == key) {
@@ -187,7 +187,7 @@ impl Store {
                 return Ok(());
             }
         }
-        let replay = replay_current(session, &key.path, &jsid, host)?;
+        let replay = replay_current(session, &key.path, &jsid, locking, host)?;
         let clean_tail = replay.clean_end && replay.offset as i64 == key.size;
         let derived = Derived { snapshot: replay.visible(), next_seq: replay.next_seq, key: key.clone(), clean_tail };
         session.set(derived);
@@ -202,7 +202,7 @@ impl Store {
     pub fn flush(&mut self, id: &str, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let key = self.readable_journal_key(id);
-        self.ensure_current(id, key, false, host)?;
+        self.ensure_current(id, key, false, Locking::TakeShared, host)?;
         self.persist(id)?;
         Ok(self.view(id))
     }
@@ -235,7 +235,7 @@ impl Store {
         let _lock = platform::lock_exclusive(&file, &primary).map_err(|e| FsError::new(&e, "flock", &primary))?;
         let meta = file.metadata().at("fstat", &primary)?;
         let before = FileKey::from_meta(&primary, &meta);
-        self.ensure_current(id, before.clone(), true, host)?;
+        self.ensure_current(id, before.clone(), true, Locking::AlreadyExclusive, host)?;
 
         let derived = self.sessions[id].derived.as_ref();
         let seq = derived.map_or(1.0, |d| d.next_seq);
@@ -336,15 +336,15 @@ impl Session {
 
 /// The replay for `path`, extended by its new tail when the prefix still
 /// matches, replayed from scratch otherwise.
-fn replay_current(session: &mut Session, path: &Path, id: &JsStr, host: &dyn Host) -> Result<Replay, FsError> {
+fn replay_current(session: &mut Session, path: &Path, id: &JsStr, locking: Locking, host: &dyn Host) -> Result<Replay, FsError> {
     if session.replay_path == path {
         if let Some(mut r) = session.replay.take() {
-            if journal::replay_tail(&mut r, path, host)? {
+            if journal::replay_tail(&mut r, path, host, locking)? {
                 return Ok(r);
             }
         }
     }
-    journal::replay_file(path, id, host)
+    journal::replay_file(path, id, host, locking)
 }
 
 /// Keeps a held replay in step with an append this store made, when it was
@@ -524,7 +524,7 @@ mod tests {
         append_raw(&path, r#"{"seq":9,"event":{"type":"checkpoint","revision":1}}"#);
         append_raw(&path, "\n");
         let via_tail2 = text(store.read("s", false, &host).unwrap().snapshot);
-        let full = journal::replay_file(&path, &JsStr::from("s"), &host).unwrap();
+        let full = journal::replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
         assert_eq!(via_tail2, text(&full.visible()));
         assert!(via_tail.contains(r#""line":2"#));
         assert!(via_tail2.contains(r#"{"error":"journal_parse_failed","line":4,"message":"entry is not object"}"#));
@@ -540,7 +540,7 @@ mod tests {
         append_raw(&store.journal_path("s"), r#"{"seq":2,"id":"s","type":"agent_do"#);
         store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), None, &host).unwrap();
         store.append("s", event(r#"{"type":"variant_mounted","variant":1,"id":"s"}"#), None, &host).unwrap();
-        let replay = journal::replay_file(&store.journal_path("s"), &JsStr::from("s"), &host).unwrap();
+        let replay = journal::replay_file(&store.journal_path("s"), &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
         let s = text(&replay.visible());
         assert!(s.contains(r#""renderState":"mounted""#), "{s}");
         assert!(s.contains(r#""phase":"variants_ready""#), "{s}");
