@@ -314,16 +314,20 @@ fn owner_alive(held: &Held) -> bool {
 }
 
 /// True only when we can prove the live `pid` is a different process from
-/// the one that wrote the lock: same boot, but another start time. Locks
-/// without the identity fields (the JS module's) never qualify.
+/// the one that wrote the lock: written during an earlier boot (every process
+/// of that boot is gone), or same boot but another start time. Locks without
+/// the identity fields (the JS module's) never qualify.
 fn pid_reused(held: &Held, pid: f64) -> bool {
     let (Some(recorded), Some(boot)) = (held.start_time, held.boot_id.as_deref()) else {
         return false;
     };
-    let same_boot = own_identity().boot_id.as_deref() == Some(boot);
+    let Some(our_boot) = own_identity().boot_id.clone() else { return false };
+    if our_boot != boot {
+        return true;
+    }
     let plausible = recorded >= 0.0 && recorded.fract() == 0.0;
     let in_proc = (1.0..=f64::from(u32::MAX)).contains(&pid);
-    if !(same_boot && plausible && in_proc) {
+    if !(plausible && in_proc) {
         return false;
     }
     match platform::process_start_time(pid as u32) {
@@ -868,8 +872,6 @@ mod tests {
         let variants = [
             String::new(),
             format!(",\"startTime\":{ticks},\"bootId\":\"{boot}\""),
-            // Another boot: start times are not comparable, so trust the pid.
-            format!(",\"startTime\":{},\"bootId\":\"other\"", ticks + 1),
             // Only one of the two fields: cannot prove reuse.
             format!(",\"startTime\":{}", ticks + 1),
         ];
@@ -878,6 +880,16 @@ mod tests {
             write_lock(&path, &format!("{{\"token\":\"x\",\"pid\":{me}{extra}}}\n"));
             assert!(is_held(&path), "variant {i} must be respected");
         }
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn lock_from_an_earlier_boot_is_stale_even_if_its_pid_is_alive() {
+        let live = TempLive::new();
+        let me = std::process::id();
+        let path = live.lock("boot");
+        write_lock(&path, &format!("{{\"token\":\"x\",\"pid\":{me},\"startTime\":1,\"bootId\":\"an-earlier-boot\"}}\n"));
+        release(&must_acquire(&path));
     }
 
     #[test]

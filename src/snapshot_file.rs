@@ -66,6 +66,24 @@ pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64) 
     result
 }
 
+/// The crash-safe variant for `durable` stores: the new text is staged,
+/// fsynced and renamed over, so after a power loss the file is the old
+/// version or the new one, never pages of both.
+pub fn write_durable(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
+    let text = render(snapshot, journal_bytes, next_seq);
+    let staging = staging_path(path);
+    let result = (|| {
+        let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(&staging).at("open", &staging)?;
+        f.write_all(text.as_bytes()).at("write", &staging)?;
+        f.sync_data().at("fsync", &staging)?;
+        fs::rename(&staging, path).at("rename", path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&staging);
+    }
+    result
+}
+
 /// `Ok(false)` when the in-place path does not apply and the caller must
 /// stage and rename instead.
 fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {

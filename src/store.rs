@@ -188,8 +188,15 @@ impl Store {
             }
         }
         let replay = replay_current(session, &key.path, &jsid, locking, host)?;
-        let clean_tail = replay.clean_end && replay.offset as i64 == key.size;
-        let derived = Derived { snapshot: replay.visible(), next_seq: replay.next_seq, key: key.clone(), clean_tail };
+        // The state describes the bytes replayed, which may be more than the
+        // stat saw if a writer appended in between: key it (and any snapshot
+        // file written from it) on what was actually read. A differing mtime
+        // still sends the next read back to the journal, for the cheap tail.
+        let mut key = key;
+        if key.exists() {
+            key.size = replay.offset as i64;
+        }
+        let derived = Derived { snapshot: replay.visible(), next_seq: replay.next_seq, key: key.clone(), clean_tail: replay.clean_end };
         session.set(derived);
         if key.exists() {
             session.replay = Some(replay);
@@ -207,16 +214,12 @@ impl Store {
         Ok(self.view(id))
     }
 
-    /// Writes the snapshot file for the current state and re-keys the cache
-    /// on the journal as it stands now.
+    /// Writes the snapshot file for the current state. It names the journal
+    /// size the state was derived from, never a later stat: the old module's
+    /// re-stat let a concurrent append be claimed by a snapshot that lacks it,
+    /// and writers trusting that file then reused sequence numbers.
     fn persist(&mut self, id: &str) -> Result<(), StoreError> {
-        let key = self.readable_journal_key(id);
-        let snapshot_path = self.snapshot_path(id);
-        let session = self.sessions.get_mut(id).ok_or_else(|| StoreError::Message("session state missing".into()))?;
-        let derived = session.derived.as_mut().ok_or_else(|| StoreError::Message("session state missing".into()))?;
-        snapshot_file::write(&snapshot_path, &derived.snapshot, key.size, derived.next_seq)?;
-        derived.key = key;
-        Ok(())
+        self.persist_snapshot(id)
     }
 
     /// `appendEvent`: `event` is the normalized event (`{ ...event, id }`),
@@ -289,7 +292,11 @@ impl Store {
     fn persist_snapshot(&mut self, id: &str) -> Result<(), StoreError> {
         let snapshot_path = self.snapshot_path(id);
         let d = self.sessions[id].derived.as_ref().ok_or_else(|| StoreError::Message("session state missing".into()))?;
-        snapshot_file::write(&snapshot_path, &d.snapshot, d.key.size, d.next_seq)?;
+        if self.durable {
+            snapshot_file::write_durable(&snapshot_path, &d.snapshot, d.key.size, d.next_seq)?;
+        } else {
+            snapshot_file::write(&snapshot_path, &d.snapshot, d.key.size, d.next_seq)?;
+        }
         Ok(())
     }
 

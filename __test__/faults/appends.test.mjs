@@ -138,15 +138,11 @@ test('old module, same workload (QUIVER_REFERENCE_DIR; printed, not asserted)', 
   }
 });
 
-// Known native bug (reported, not fixed here): flush() replays without the
-// journal lock and then stats the journal again before writing the snapshot
-// file. An append landing in between (or half-written while flush reads it)
-// yields a snapshot file whose __journalBytes covers bytes its state and
-// __nextSeq do not: the next writer that hydrates from it reuses a sequence
-// number, and the missing event (plus any bogus journal_parse_failed) is
-// carried forward by every later append. Flip `todo` off once fixed.
+// Regression: flush() once replayed without the journal lock and stat'ed the
+// journal again before writing the snapshot file, so an append landing in
+// between was claimed by a snapshot that lacked it; the next writer hydrating
+// from it reused a sequence number. The snapshot now names the bytes replayed.
 test('flush() in other processes while three processes append: no duplicate seq, snapshot file = replay',
-  { todo: 'native bug: flush() races appends and writes a snapshot that claims bytes it has not replayed' },
   async () => {
     const project = makeProject('flush-race');
     const WRITERS_HERE = 3;

@@ -149,13 +149,10 @@ test('snapshot file read raw in a tight loop for 3 s while another process appen
   assert.equal(s.regressions, 0);
 });
 
-// Known native bug (reported, not fixed here): a getSnapshot that replays
-// while another process is mid-append reads the line in two pieces, records
-// each as a journal_parse_failed diagnostic, and keeps that replay as its
-// cached prefix, so the bogus diagnostics (and the lost event) come back on
-// every later tail replay. Flip `todo` off once fixed.
+// Regression: a getSnapshot replaying while another process was mid-append
+// once read the line in two pieces and kept both as parse failures. Readers
+// now hold a shared lock on the journal while replaying.
 test('getSnapshot in a tight loop while another process appends large lines: no spurious parse failures',
-  { todo: 'native bug: concurrent replay reads a half-written line and caches it (see the fault-suite report)' },
   async () => {
     const s = await storeReads('native');
     figure(`native: getSnapshot during large appends: ${s.spurious} / ${s.reads} snapshots with a spurious journal_parse_failed `
