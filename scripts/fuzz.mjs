@@ -12,6 +12,9 @@
 //   --self          compare the reference with a second instance of itself
 //                   (validates the harness; needs no native build)
 //   --max-failures N  stop after N mismatching sequences (default 10)
+//   --torn-append   let the store append right after a raw line left without
+//                   newline (the old module glues the two; the port must not,
+//                   so this is expected to report mismatches)
 //
 // Prints sequences, operations and checks compared and agreements; exits 1 on
 // any mismatch, printing the seed to reproduce it.
@@ -24,12 +27,12 @@ import { TIERS } from '../__test__/support/gen.mjs';
 
 function usage(msg) {
   if (msg) console.error(msg);
-  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N]');
+  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N] [--torn-append]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const args = { cases: 100, seed: undefined, tier: 'both', ops: 30, impl: null, self: false, maxFailures: 10 };
+  const args = { cases: 100, seed: undefined, tier: 'both', ops: 30, impl: null, self: false, maxFailures: 10, tornAppend: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -42,6 +45,7 @@ function parseArgs(argv) {
     else if (a === '--ops') args.ops = Number(val());
     else if (a === '--impl') args.impl = val();
     else if (a === '--self') args.self = true;
+    else if (a === '--torn-append') args.tornAppend = true;
     else if (a === '--max-failures') args.maxFailures = Number(val());
     else if (a === '-h' || a === '--help') usage();
     else usage(`unknown argument ${a}`);
@@ -82,7 +86,7 @@ async function main() {
       const seed = (base + i) >>> 0;
       let r;
       try {
-        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops } });
+        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend } });
       } catch (err) {
         // A harness crash is a failure too, with the seed to reproduce it.
         r = { tier, seed, ops: 0, checks: 1, agreements: 0, mismatches: [{ report: `harness error tier=${tier} seed=${seed}: ${err.stack}` }] };
@@ -94,7 +98,9 @@ async function main() {
       if (r.mismatches.length) {
         totals.failed.push({ tier, seed });
         for (const m of r.mismatches) console.log(m.report);
-        console.log(`  reproduce: node scripts/fuzz.mjs --tier ${tier} --seed ${seed} --cases 1${args.ops !== 30 ? ` --ops ${args.ops}` : ''}${args.self ? ' --self' : ''}`);
+        const flags = `${args.ops !== 30 ? ` --ops ${args.ops}` : ''}${args.self ? ' --self' : ''}${args.tornAppend ? ' --torn-append' : ''}`
+          + `${args.impl ? ` --impl ${args.impl}` : ''}`;
+        console.log(`  reproduce: node scripts/fuzz.mjs --tier ${tier} --seed ${seed} --cases 1${flags}`);
         if (totals.failed.length >= args.maxFailures) {
           console.log(`stopping after ${totals.failed.length} failing sequences`);
           break outer;

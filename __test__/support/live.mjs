@@ -1,0 +1,52 @@
+// One live differential case: generate a sequence and compare two
+// implementations on it in every way the harness knows.
+
+import { generateSequence } from './gen.mjs';
+import { runSequence, crossRead, compareTranscripts, allDifferences, formatMismatch } from './transcript.mjs';
+
+/**
+ * compareLive({ tier, seed, reference, candidate, options, workDir })
+ *   -> { tier, seed, ops, checks, agreements, mismatches: [{ label, mismatch, report }] }
+ *
+ * Checks, each over the whole sequence:
+ *   run        the candidate's transcript equals the reference's
+ *   cross R→C  reference writes, fresh candidate and fresh reference read the same
+ *   cross C→R  candidate writes, fresh reference and fresh candidate read the same
+ *   mixed      main store instances alternate (reference, candidate, ...), the
+ *              second "process" store is the candidate: transcript equals the
+ *              reference-only one
+ */
+export function compareLive({ tier, seed, reference, candidate, options = {}, workDir }) {
+  const seq = generateSequence(tier, seed, options);
+  const result = { tier, seed, ops: seq.ops.length, checks: 0, agreements: 0, mismatches: [] };
+  const check = (label, mismatch, extra) => {
+    result.checks++;
+    if (!mismatch) {
+      result.agreements++;
+      return;
+    }
+    let report = formatMismatch({ label, seed, tier, mismatch, ops: label.startsWith('cross') ? null : seq.ops });
+    if (extra) report += '\n' + extra;
+    result.mismatches.push({ label, mismatch, report });
+  };
+  const diffsReport = (expected, actual) => {
+    const diffs = allDifferences(expected, actual, 6);
+    if (diffs.length <= 1) return '';
+    return '  further differences:\n' + diffs.slice(1).map((d) => `    op #${d.index} (${d.op}) ${d.field}: ${d.detail}`).join('\n');
+  };
+
+  const expected = runSequence(reference, seq, workDir);
+  const actual = runSequence(candidate, seq, workDir);
+  const m = compareTranscripts(expected, actual);
+  check('run', m, m && diffsReport(expected, actual));
+
+  const rc = crossRead(reference, candidate, seq, workDir);
+  check('cross reference-writes/candidate-reads', rc.mismatch);
+  const cr = crossRead(candidate, reference, seq, workDir);
+  check('cross candidate-writes/reference-reads', cr.mismatch);
+
+  const mixed = runSequence(reference, seq, workDir, { factories: [reference, candidate] });
+  const mm = compareTranscripts(expected, mixed);
+  check('mixed reference/candidate stores', mm, mm && diffsReport(expected, mixed));
+  return result;
+}
