@@ -210,6 +210,7 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
   };
 
   const clock = installClock(CLOCK_START);
+  let completed = false;
   try {
     seq.ops.forEach((op, index) => {
       clock.now = CLOCK_START + index * CLOCK_STEP;
@@ -227,8 +228,10 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
       entry.files = listProjectFiles(project.dir);
       entries.push(entry);
     });
+    completed = true;
   } finally {
     clock.restore();
+    if (!completed) removeProject(project);
   }
 
   function applyOp(op) {
