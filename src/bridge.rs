@@ -90,6 +90,7 @@ impl Js {
     pub fn js_string(&self, s: &JsStr) -> JsResult<napi_value> {
         match s {
             JsStr::Utf8(text) => self.string(text),
+            JsStr::Static(text) => self.string(text),
             JsStr::Utf16(units) => {
                 let mut v = ptr::null_mut();
                 self.check(unsafe { sys::napi_create_string_utf16(self.env, units.as_ptr(), units.len() as isize, &mut v) })?;

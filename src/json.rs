@@ -86,7 +86,7 @@ impl<'a> Parser<'a> {
 
     fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
         self.i += 1;
-        let mut obj = Object::new();
+        let mut obj = Object::with_capacity(8);
         self.skip_ws();
         if self.b.get(self.i) == Some(&b'}') {
             self.i += 1;
@@ -97,7 +97,7 @@ impl<'a> Parser<'a> {
             if self.b.get(self.i) != Some(&b'"') {
                 return Err(self.err("Expected property name or '}' in JSON"));
             }
-            let key = self.string()?;
+            let key = self.key()?;
             self.skip_ws();
             if self.b.get(self.i) != Some(&b':') {
                 return Err(self.err("Expected ':' after property name in JSON"));
@@ -178,7 +178,28 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// A property name: the common plain ones are interned.
+    fn key(&mut self) -> Result<JsStr, ParseError> {
+        let start = self.i + 1;
+        let plain_len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        if let Some(n) = plain_len {
+            if self.b[start + n] == b'"' {
+                self.i = start + n + 1;
+                return Ok(JsStr::key(&self.text[start..start + n]));
+            }
+        }
+        self.string()
+    }
+
     fn string(&mut self) -> Result<JsStr, ParseError> {
+        let start = self.i + 1;
+        let plain_len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        if let Some(n) = plain_len {
+            if self.b[start + n] == b'"' {
+                self.i = start + n + 1;
+                return Ok(JsStr::Utf8(self.text[start..start + n].to_owned()));
+            }
+        }
         self.i += 1;
         let mut out = StrBuilder::default();
         loop {
@@ -402,6 +423,7 @@ pub fn write_string(out: &mut String, s: &JsStr) {
     out.push('"');
     match s {
         JsStr::Utf8(text) => write_escaped_utf8(out, text),
+        JsStr::Static(text) => write_escaped_utf8(out, text),
         JsStr::Utf16(units) => write_escaped_utf16(out, units),
     }
     out.push('"');

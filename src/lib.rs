@@ -207,7 +207,7 @@ fn session_id_arg(js: Js, state: &StoreState, v: napi_value) -> JsResult<String>
     match id {
         SessionDefault::Undefined | SessionDefault::Other { truthy: false, .. } => Err(js.throw_error("session id required")),
         SessionDefault::Str(s) if s.is_empty() => Err(js.throw_error("session id required")),
-        SessionDefault::Str(JsStr::Utf8(s)) => Ok(s),
+        SessionDefault::Str(s) if s.as_str().is_some() => Ok(s.to_lossy()),
         SessionDefault::Str(s) | SessionDefault::Other { text: s, .. } => Err(js.throw_error_with("invalid session id: ", &s)),
     }
 }
@@ -317,9 +317,9 @@ fn append_event(js: Js, state: &mut StoreState, args: &[napi_value]) -> JsResult
     let mut normalized = walker.object(event, 0)?;
     normalized.set_js(JsStr::from("id"), Value::String(id.clone()));
     let event_json = if walker.exotic { Some(v8_stringify_normalized(js, event, &id)?) } else { None };
-    let id = match id {
-        JsStr::Utf8(s) => s,
-        other => return Err(js.throw_error_with("invalid session id: ", &other)),
+    let id = match id.as_str() {
+        Some(s) => s.to_owned(),
+        None => return Err(js.throw_error_with("invalid session id: ", &id)),
     };
     let host = NodeHost { js };
     let version = state

@@ -216,10 +216,25 @@ impl Reduction<'_> {
         self.s.set(k, v);
     }
 
-    /// `next.k = event.ek ?? next.k`
+    /// `next.k = event.ek ?? next.k`: a nullish event value leaves the key
+    /// as it is, except that a missing key is created holding `undefined`.
     fn take_or_keep(&mut self, k: &str, ek: &str) {
-        let v = self.ev(ek).or_nullish(self.cur(k));
-        self.set(k, v);
+        let v = self.ev(ek);
+        if !v.is_nullish() {
+            let v = v.clone();
+            self.set(k, v);
+        } else if self.s.get(k).is_none() {
+            self.set(k, Value::Undefined);
+        }
+    }
+
+    /// `next.k = event.a ?? event.b ?? next.k`
+    fn take_either_or_keep(&mut self, k: &str, a: &str, b: &str) {
+        if self.ev(a).is_nullish() {
+            self.take_or_keep(k, b);
+        } else {
+            self.take_or_keep(k, a);
+        }
     }
 
     fn diag(&mut self, d: Object) {
@@ -249,8 +264,11 @@ impl Reduction<'_> {
 
     /// `next.pendingEventSeq = entry.seq ?? next.pendingEventSeq; next.pendingEvent = {...event} - token`
     fn make_pending(&mut self) {
-        let seq = self.entry.get("seq").or_nullish(self.cur("pendingEventSeq"));
-        self.set("pendingEventSeq", seq);
+        let seq = self.entry.get("seq");
+        if !seq.is_nullish() {
+            let seq = seq.clone();
+            self.set("pendingEventSeq", seq);
+        }
         self.set("pendingEvent", pending_event(self.event));
     }
 
@@ -260,11 +278,8 @@ impl Reduction<'_> {
     }
 
     fn dispatch(&mut self) {
-        let ty = match self.ev("type").as_js_str() {
-            Some(JsStr::Utf8(t)) => t.clone(),
-            _ => String::new(),
-        };
-        match ty.as_str() {
+        let ty = self.ev("type").as_js_str().and_then(JsStr::as_str).unwrap_or("");
+        match ty {
             "generate" => self.generate(),
             "variant_plan" => self.variant_plan(),
             "detector_waivers" => self.detector_waivers(),
@@ -367,8 +382,7 @@ impl Reduction<'_> {
         // but finished generation stays finished (missed-`done` redelivery keys on it).
         let done_at = self.event_time_or_now();
         self.set("generationCompletedAt", done_at);
-        let source = self.ev("sourceFile").or_nullish(self.ev("file").or_nullish(self.cur("sourceFile")));
-        self.set("sourceFile", source);
+        self.take_either_or_keep("sourceFile", "sourceFile", "file");
         self.take_or_keep("previewFile", "previewFile");
         self.take_or_keep("previewMode", "previewMode");
         let fallback = self.cur("expectedVariants").or_falsy(self.cur("arrivedVariants").or_falsy(Value::Number(0.0)));
@@ -530,8 +544,7 @@ impl Reduction<'_> {
 
     fn finish_with_files(&mut self, phase: &str) {
         self.set("phase", Value::str(phase));
-        let source = self.ev("sourceFile").or_nullish(self.ev("file").or_nullish(self.cur("sourceFile")));
-        self.set("sourceFile", source);
+        self.take_either_or_keep("sourceFile", "sourceFile", "file");
         self.take_or_keep("previewFile", "previewFile");
         self.take_or_keep("previewMode", "previewMode");
     }

@@ -18,6 +18,9 @@ use std::cmp::Ordering;
 #[derive(Clone, Debug)]
 pub enum JsStr {
     Utf8(String),
+    /// A well-known key (`seq`, `phase`, ...): no allocation per occurrence,
+    /// which is most of what replaying a long journal would otherwise allocate.
+    Static(&'static str),
     Utf16(Vec<u16>),
 }
 
@@ -32,14 +35,23 @@ impl JsStr {
     pub fn as_str(&self) -> Option<&str> {
         match self {
             JsStr::Utf8(s) => Some(s),
+            JsStr::Static(s) => Some(s),
             JsStr::Utf16(_) => None,
+        }
+    }
+
+    /// A key as parsed: interned when it is one the store knows.
+    pub fn key(s: &str) -> JsStr {
+        match intern(s) {
+            Some(k) => JsStr::Static(k),
+            None => JsStr::Utf8(s.to_owned()),
         }
     }
 
     pub fn is_empty(&self) -> bool {
         match self {
-            JsStr::Utf8(s) => s.is_empty(),
             JsStr::Utf16(u) => u.is_empty(),
+            other => other.as_str().is_some_and(str::is_empty),
         }
     }
 
@@ -50,16 +62,16 @@ impl JsStr {
     /// The UTF-16 code units, the unit JS compares and indexes strings by.
     pub fn units(&self) -> Box<dyn Iterator<Item = u16> + '_> {
         match self {
-            JsStr::Utf8(s) => Box::new(s.encode_utf16()),
             JsStr::Utf16(u) => Box::new(u.iter().copied()),
+            other => Box::new(other.as_str().unwrap_or_default().encode_utf16()),
         }
     }
 
     /// Lossy text for error messages and file names (lone surrogates become U+FFFD).
     pub fn to_lossy(&self) -> String {
         match self {
-            JsStr::Utf8(s) => s.clone(),
             JsStr::Utf16(u) => String::from_utf16_lossy(u),
+            other => other.as_str().unwrap_or_default().to_owned(),
         }
     }
 }
@@ -67,9 +79,9 @@ impl JsStr {
 impl PartialEq for JsStr {
     fn eq(&self, other: &JsStr) -> bool {
         match (self, other) {
-            (JsStr::Utf8(a), JsStr::Utf8(b)) => a == b,
             (JsStr::Utf16(a), JsStr::Utf16(b)) => a == b,
-            _ => false,
+            (JsStr::Utf16(_), _) | (_, JsStr::Utf16(_)) => false,
+            (a, b) => a.as_str() == b.as_str(),
         }
     }
 }
@@ -194,6 +206,19 @@ impl Value {
 }
 
 pub static UNDEFINED: Value = Value::Undefined;
+
+/// The keys journals and snapshots repeat on every line.
+fn intern(s: &str) -> Option<&'static str> {
+    const KNOWN: [&str; 24] = [
+        "seq", "id", "type", "ts", "event", "revision", "revisionDomain", "reason", "owner", "variant", "variantId",
+        "count", "at", "durationMs", "plan", "waivers", "url", "error", "message", "file", "token", "line",
+        "screenshotPath", "carbonize",
+    ];
+    if let Some(k) = crate::reducer::BASE_KEYS.iter().find(|k| **k == s) {
+        return Some(k);
+    }
+    KNOWN.iter().find(|k| **k == s).copied()
+}
 
 fn join_array(items: &[Value]) -> JsStr {
     let mut units: Vec<u16> = Vec::new();
@@ -380,6 +405,10 @@ fn layout_digits(digits: &str, n: i32) -> String {
 #[derive(Clone, Debug, Default)]
 pub struct Object {
     entries: Vec<(JsStr, Value)>,
+    /// `key_hash` of each entry's key, in step with `entries`: lookups scan
+    /// these small integers and compare strings only on a hit, which matters
+    /// for a 32-key snapshot read dozens of times per replayed event.
+    hashes: Vec<u32>,
     /// How many leading entries are array-index keys.
     index_keys: usize,
     /// A prototype other than `Object.prototype`. Only `obj.__proto__ = {...}`
@@ -390,6 +419,10 @@ pub struct Object {
 impl Object {
     pub fn new() -> Object {
         Object::default()
+    }
+
+    pub fn with_capacity(n: usize) -> Object {
+        Object { entries: Vec::with_capacity(n), hashes: Vec::with_capacity(n), index_keys: 0, proto: None }
     }
 
     pub fn len(&self) -> usize {
@@ -405,13 +438,17 @@ impl Object {
     }
 
     fn position(&self, key: &str) -> Option<usize> {
-        self.entries.iter().position(|(k, _)| k.eq_str(key))
+        let h = hash_bytes(key.as_bytes());
+        self.hashes.iter().enumerate().find(|(i, kh)| **kh == h && self.entries[*i].0.eq_str(key)).map(|(i, _)| i)
     }
 
     fn position_js(&self, key: &JsStr) -> Option<usize> {
-        match key {
-            JsStr::Utf8(s) => self.position(s),
-            JsStr::Utf16(_) => self.entries.iter().position(|(k, _)| k == key),
+        match key.as_str() {
+            Some(s) => self.position(s),
+            None => {
+                let h = key_hash(key);
+                self.hashes.iter().enumerate().find(|(i, kh)| **kh == h && self.entries[*i].0 == *key).map(|(i, _)| i)
+            }
         }
     }
 
@@ -447,10 +484,14 @@ impl Object {
             Some(idx) => {
                 let at = self.entries[..self.index_keys]
                     .partition_point(|(k, _)| array_index(k).is_some_and(|i| i < idx));
+                self.hashes.insert(at, key_hash(&key));
                 self.entries.insert(at, (key, value));
                 self.index_keys += 1;
             }
-            None => self.entries.push((key, value)),
+            None => {
+                self.hashes.push(key_hash(&key));
+                self.entries.push((key, value));
+            }
         }
     }
 
@@ -468,7 +509,7 @@ impl Object {
 
     /// What `{ ...obj }` keeps: the own keys, not the prototype.
     pub fn without_proto(&self) -> Option<Object> {
-        self.proto.as_ref().map(|_| Object { entries: self.entries.clone(), index_keys: self.index_keys, proto: None })
+        self.proto.as_ref().map(|_| Object { entries: self.entries.clone(), hashes: self.hashes.clone(), index_keys: self.index_keys, proto: None })
     }
 
     /// `delete obj[key]`.
@@ -477,8 +518,22 @@ impl Object {
         if i < self.index_keys {
             self.index_keys -= 1;
         }
+        self.hashes.remove(i);
         Some(self.entries.remove(i).1)
     }
+}
+
+/// FNV-1a over a key's UTF-8 bytes. A UTF-16 key always holds a lone
+/// surrogate, so it never equals a UTF-8 one and may hash its units instead.
+fn key_hash(key: &JsStr) -> u32 {
+    match key.as_str() {
+        Some(s) => hash_bytes(s.as_bytes()),
+        None => key.units().fold(0x811c_9dc5u32, |h, u| (h ^ u32::from(u)).wrapping_mul(0x0100_0193)),
+    }
+}
+
+fn hash_bytes(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
 }
 
 /// A canonical array index (`"0"`, `"17"`, below 2^32 - 1), which V8 orders
