@@ -186,3 +186,17 @@ test('project root: monorepo package and trailing slash / .. in cwd', () => {
   const viaDots = createLiveSessionStore({ cwd: path.join(dir, 'packages', 'web', 'src') + '/../../..' });
   assert.equal(viaDots.rootDir, path.join(dir, '.impeccable', 'live', 'sessions'));
 });
+
+test('deliberate divergence: a bad append leaves a legacy-only journal where it is', () => {
+  // The old module copies the legacy journal forward before JSON.stringify
+  // throws on a BigInt; this package validates first and touches no file.
+  const dir = tempProject();
+  const legacy = path.join(dir, '.impeccable-live', 'sessions');
+  fs.mkdirSync(legacy, { recursive: true });
+  fs.writeFileSync(path.join(legacy, 'old.jsonl'), JSON.stringify({ seq: 1, id: 'old', type: 'generate', ts: '2030-01-01T00:00:00.000Z', event: { type: 'generate', id: 'old' } }) + '\n');
+  const store = createLiveSessionStore({ cwd: dir });
+  const before = treeBytes(dir);
+  assert.throws(() => store.appendEvent({ type: 'generate', id: 'old', n: 1n }), TypeError);
+  assert.deepEqual(treeBytes(dir), before);
+  assert.equal(fs.existsSync(path.join(store.rootDir, 'old.jsonl')), false);
+});

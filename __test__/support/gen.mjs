@@ -589,6 +589,8 @@ class Gen {
   pushAppend(event, { other = false } = {}) {
     const id = typeof event?.id === 'string' && event.id ? event.id : this.storeSessionId;
     this.healTorn(id);
+    const target = this.sessions.find((x) => x.id === id);
+    if (target) target.hasPrimary = true;
     const op = { op: other ? 'otherAppend' : 'append', args: [encodeValue(event)] };
     if (!other && this.rng.chance(0.1)) op.detached = true;
     this.push(op);
@@ -596,6 +598,8 @@ class Gen {
 
   writeJournal(s, dir, buf) {
     this.push({ op: 'writeJournal', id: s.id, dir, bytes: encodeBytes(buf) });
+    if (dir === 'legacy') s.hasLegacy = true;
+    else s.hasPrimary = true;
     // Track which of the session's journals now ends without a newline.
     s.tornDirs = s.tornDirs || new Set();
     if (buf.length && buf[buf.length - 1] !== 0x0a) s.tornDirs.add(dir);
@@ -754,6 +758,22 @@ class Gen {
 
   badAppendArgs(s) {
     const rng = this.rng;
+    // Deliberate divergence (README): the old module copies a legacy journal
+    // forward before JSON.stringify throws on a BigInt or a cycle; this
+    // package touches no file on bad input. Such events are sent only to
+    // sessions whose journal is already in the primary directory (the
+    // divergence has its own test in __test__/store.test.mjs).
+    const legacyOnly = s.hasLegacy && !s.hasPrimary;
+    const stringifyFails = (args) => {
+      try { JSON.stringify(args[0]); return false; } catch { return true; }
+    };
+    const args = this.badAppendCandidate(s);
+    if (legacyOnly && args.length && stringifyFails(args)) return [null].map(encodeValue);
+    return args.map(encodeValue);
+  }
+
+  badAppendCandidate(s) {
+    const rng = this.rng;
     const base = () => ({ type: 'generate', id: s.id });
     const cyclic = () => {
       const e = base();
@@ -771,7 +791,7 @@ class Gen {
         () => [{ type: 'generate' }],
         () => [{ ...base(), n: 10n }],
         () => [cyclic()],
-      ]).map(encodeValue);
+      ]);
     }
     const v = rng.pickCall([
       () => [],
@@ -794,7 +814,7 @@ class Gen {
       },
       () => [{ ...base(), fn: () => 1, sym: Symbol('s') }],
     ]);
-    return v.map(encodeValue);
+    return v;
   }
 }
 
