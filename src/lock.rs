@@ -187,12 +187,27 @@ pub fn try_acquire(
     owner_json: Option<&str>,
     abs_file: &str,
 ) -> Result<Option<Acquired>, LockError> {
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir).map_err(|e| LockError::io("mkdir", dir, e))?;
-    }
-    clear_stale(path);
     let record = LockRecord::for_this_process(owner_json, abs_file);
-    if !create_exclusive(path, &record.to_json_line())? {
+    let line = record.to_json_line();
+    // The uncontended case first: one exclusive create. Equivalent to the JS
+    // order (sweep, then create) because with no lock file there is nothing
+    // to sweep; a missing `locks/` or a present lock takes the longer way.
+    let created = match create_exclusive(path, &line) {
+        Err(LockError::Io { source, .. })
+            if matches!(source.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) =>
+        {
+            if let Some(dir) = path.parent() {
+                fs::create_dir_all(dir).map_err(|e| LockError::io("mkdir", dir, e))?;
+            }
+            create_exclusive(path, &line)?
+        }
+        Ok(false) => {
+            clear_stale(path);
+            create_exclusive(path, &line)?
+        }
+        other => other?,
+    };
+    if !created {
         return Ok(None);
     }
     Ok(Some(Acquired {
@@ -346,7 +361,10 @@ fn unreadable_and_old(path: &Path) -> bool {
 }
 
 fn read_held(path: &Path) -> Option<Held> {
-    let bytes = fs::read(path).ok()?;
+    use std::io::Read;
+    // A lock is one short line: no size probe, just read it.
+    let mut bytes = Vec::with_capacity(512);
+    fs::File::open(path).ok()?.read_to_end(&mut bytes).ok()?;
     // Node decodes with U+FFFD replacement; invalid bytes outside a string
     // then fail JSON.parse, inside one they only change that string.
     parse_held(&String::from_utf8_lossy(&bytes))
