@@ -275,12 +275,19 @@ function fmt(x, unit = '') {
   return s + unit;
 }
 
+function truncate(x) {
+  const a = Math.abs(x);
+  const scale = a >= 100 ? 1 : a >= 10 ? 10 : 100;
+  return Math.trunc(x * scale) / scale;
+}
+
 function printTable() {
   const lines = [];
   lines.push('| workload | old (µs) | native (µs) | speedup | target | floor (µs) | met? |');
   lines.push('|---|---:|---:|---:|---|---:|---|');
   for (const r of ROWS) {
-    const sp = r.speedup == null ? '—' : typeof r.speedup === 'string' ? r.speedup : `${fmt(r.speedup)}x`;
+    // Truncated, not rounded, so a 1.996x never prints as "2.00x" next to a miss.
+    const sp = r.speedup == null ? '—' : typeof r.speedup === 'string' ? r.speedup : `${fmt(truncate(r.speedup))}x`;
     const met = r.met == null ? '—' : r.met ? 'yes' : '**no**';
     lines.push(`| ${r.name} | ${fmt(r.old)} | ${fmt(r.native)} | ${sp} | ${r.target || '—'} | ${fmt(r.floor)} | ${met} |`);
   }
