@@ -120,9 +120,21 @@ pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Object, f
     if !parsed.get("id").is_some_and(|v| matches!(v, Value::String(s) if s == id)) {
         return None;
     }
+    Some((over_base(id, parsed), next_seq))
+}
+
+/// `{ ...baseSnapshot(id), ...parsed }`. A file written by either module
+/// starts with exactly the base keys, in order, and then the merge is the
+/// parsed object itself.
+fn over_base(id: &JsStr, parsed: Object) -> Object {
+    let keys = crate::reducer::BASE_KEYS;
+    let starts_with_base = parsed.len() >= keys.len() && parsed.iter().zip(keys.iter()).all(|((k, _), want)| k.eq_str(want));
+    if starts_with_base {
+        return parsed;
+    }
     let mut snapshot = base_snapshot(id);
     for (k, v) in parsed.iter() {
         snapshot.set_js(k.clone(), v.clone());
     }
-    Some((snapshot, next_seq))
+    snapshot
 }

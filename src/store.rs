@@ -49,6 +49,11 @@ impl std::fmt::Display for StoreError {
     }
 }
 
+/// Journals smaller than this are replayed in full when another process
+/// appends (well under a millisecond); larger ones keep their replay so that
+/// only the new tail is read.
+const KEEP_REPLAY_FROM_BYTES: u64 = 256 * 1024;
+
 /// Session ids become file names, so anything that could leave the sessions
 /// directory (`..`, separators, NUL) is refused before it reaches a path.
 pub fn safe_session_id(id: &str) -> Result<&str, StoreError> {
@@ -109,6 +114,9 @@ pub struct Store {
     /// fsync the journal (and its directory when the file is new) before an
     /// append returns.
     pub durable: bool,
+    /// Journals at least this large keep their replay for tail reads
+    /// (`KEEP_REPLAY_FROM_BYTES`; tests lower it to exercise the tail path).
+    pub keep_replay_from: u64,
     sessions: HashMap<String, Session>,
 }
 
@@ -124,7 +132,13 @@ impl Store {
         let root_dir = project_root.join(".impeccable").join("live").join("sessions");
         let legacy_root_dir = project_root.join(".impeccable-live").join("sessions");
         mkdir_all(&root_dir)?;
-        Ok(Store { root_dir, legacy_root_dir, durable, sessions: HashMap::new() })
+        // A test knob: the differential suite sets it to 0 so every replay
+        // path (tail included) is compared against the old module.
+        let keep_replay_from = std::env::var("QUIVER_LIVE_NATIVE_KEEP_REPLAY_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(KEEP_REPLAY_FROM_BYTES);
+        Ok(Store { root_dir, legacy_root_dir, durable, keep_replay_from, sessions: HashMap::new() })
     }
 
     pub fn journal_path(&self, id: &str) -> PathBuf {
@@ -176,6 +190,7 @@ impl Store {
 
     fn ensure_current(&mut self, id: &str, key: FileKey, allow_file: bool, locking: Locking, host: &dyn Host) -> Result<(), StoreError> {
         let snapshot_path = self.snapshot_path(id);
+        let self_keep = self.keep_replay_from;
         let session = self.sessions.entry(id.to_owned()).or_default();
         if session.derived.as_ref().is_some_and(|d| d.key == key) {
             return Ok(());
@@ -198,9 +213,13 @@ impl Store {
         }
         let derived = Derived { snapshot: replay.visible(), next_seq: replay.next_seq, key: key.clone(), clean_tail: replay.clean_end };
         session.set(derived);
-        if key.exists() {
+        // Holding a replay costs a second copy of the snapshot; it pays off
+        // only where a full replay would be slow.
+        if key.exists() && replay.offset >= self_keep {
             session.replay = Some(replay);
             session.replay_path = key.path;
+        } else {
+            session.replay = None;
         }
         Ok(())
     }
@@ -303,6 +322,7 @@ impl Store {
     /// Session ids with a journal in either root, sorted as JS sorts strings.
     pub fn list_ids(&self) -> Result<Vec<String>, StoreError> {
         let mut ids: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for dir in [&self.legacy_root_dir, &self.root_dir] {
             let entries = match fs::read_dir(dir) {
                 Ok(e) => e,
@@ -313,7 +333,7 @@ impl Store {
                 let entry = entry.at("scandir", dir)?;
                 let name = entry.file_name().to_string_lossy().into_owned();
                 if let Some(id) = name.strip_suffix(".jsonl") {
-                    if !ids.iter().any(|x| x == id) {
+                    if seen.insert(id.to_owned()) {
                         ids.push(id.to_owned());
                     }
                 }
@@ -520,6 +540,7 @@ mod tests {
         let root = temp_root("tail");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
+        store.keep_replay_from = 0;
         store.append("s", event(r#"{"type":"generate","id":"s"}"#), None, &host).unwrap();
         let path = store.journal_path("s");
         // Another writer: a corrupt line, a good line and a stale checkpoint.

@@ -359,6 +359,11 @@ fn count_digits(b: &[u8]) -> usize {
 /// `Number.prototype.toString()` (radix 10): the shortest digits that round
 /// trip, laid out by the ECMAScript rules (`1e+21`, `5e-324`, `0.000001`).
 pub fn number_to_string(n: f64) -> String {
+    // Integers below 2^53 (sequence numbers, sizes, timestamps) print as
+    // themselves; only the rest need the shortest-digits layout.
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 && n != 0.0 {
+        return (n as i64).to_string();
+    }
     if n.is_nan() {
         return "NaN".into();
     }
