@@ -392,20 +392,13 @@ fn flush(js: Js, state: &mut StoreState, args: &[napi_value]) -> JsResult<napi_v
 }
 
 fn list_active_sessions(js: Js, state: &mut StoreState, _args: &[napi_value]) -> JsResult<napi_value> {
-    let ids = state.store.list_ids().map_err(|e| js.throw_store_error(&e))?;
+    let host = NodeHost { js };
+    let active = state.store.list_active(&host).map_err(|e| js.throw_store_error(&e))?;
     let mut out = ptr::null_mut();
-    js.check(unsafe { sys::napi_create_array(js.env, &mut out) })?;
-    let mut n = 0u32;
-    for id in ids {
-        if id.is_empty() {
-            return Err(js.throw_error("session id required"));
-        }
-        let snapshot = snapshot_unless_completed(js, state, &id, None)?;
-        if js.is_type(snapshot, sys::ValueType::napi_null)? {
-            continue;
-        }
-        js.check(unsafe { sys::napi_set_element(js.env, out, n, snapshot) })?;
-        n += 1;
+    js.check(unsafe { sys::napi_create_array_with_length(js.env, active.len(), &mut out) })?;
+    for (i, (id, version)) in active.iter().enumerate() {
+        let snapshot = state.js_for(js, id, *version)?;
+        js.check(unsafe { sys::napi_set_element(js.env, out, i as u32, snapshot) })?;
     }
     Ok(out)
 }

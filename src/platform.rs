@@ -180,6 +180,21 @@ pub fn sleep_ms(ms: f64) {
     std::thread::sleep(d);
 }
 
+/// `fstatat(dir, name)`: size and mtime (ns) of an entry of an open
+/// directory, without walking the directory's path again for every entry.
+#[cfg(unix)]
+pub fn stat_at(dir: &File, name: &str) -> io::Result<(u64, i128)> {
+    use std::os::unix::io::AsRawFd;
+    let c_name = std::ffi::CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `st` is plain old data filled by the kernel; the fd and the
+    // NUL-terminated name are valid for the call.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatat(dir.as_raw_fd(), c_name.as_ptr(), &mut st, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((st.st_size as u64, i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec)))
+}
+
 /// A shared advisory lock, waited for at most `patience_ms`. Readers take
 /// it so they never replay a line a writer of this package is still writing;
 /// `None` after the wait (a writer stuck holding the lock) lets the reader go

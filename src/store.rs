@@ -319,6 +319,44 @@ impl Store {
         Ok(())
     }
 
+    /// `listActiveSessions()`: every session with a journal, in id order,
+    /// skipping completed ones; returns (id, version). Errors surface at the
+    /// id where the old module's loop would throw (`session id required` for a
+    /// file named `.jsonl`, `invalid session id` for other odd names). Both
+    /// directories are opened once, so each session costs one `fstatat`.
+    pub fn list_active(&mut self, host: &dyn Host) -> Result<Vec<(String, u64)>, StoreError> {
+        let ids = self.list_ids()?;
+        let primary_dir = File::open(&self.root_dir).ok();
+        let legacy_dir = File::open(&self.legacy_root_dir).ok();
+        let mut out = Vec::new();
+        for id in ids {
+            if id.is_empty() {
+                return Err(StoreError::Message("session id required".into()));
+            }
+            let id_ok = safe_session_id(&id)?.to_owned();
+            let key = self.key_at(&id_ok, primary_dir.as_ref(), legacy_dir.as_ref());
+            self.ensure_current(&id_ok, key, true, Locking::TakeShared, host)?;
+            let view = self.view(&id_ok);
+            if !crate::reducer::is_completed(view.snapshot.get("phase").unwrap_or(&Value::Undefined)) {
+                let version = view.version;
+                out.push((id_ok, version));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `readable_journal_key` through already open directories.
+    fn key_at(&self, id: &str, primary: Option<&File>, legacy: Option<&File>) -> FileKey {
+        let name = format!("{}.jsonl", id);
+        if let Some(Ok((size, mtime_ns))) = primary.map(|d| platform::stat_at(d, &name)) {
+            return FileKey { path: self.journal_path(id), size: size as i64, mtime_ns };
+        }
+        if let Some(Ok((size, mtime_ns))) = legacy.map(|d| platform::stat_at(d, &name)) {
+            return FileKey { path: self.legacy_journal_path(id), size: size as i64, mtime_ns };
+        }
+        self.readable_journal_key(id)
+    }
+
     /// Session ids with a journal in either root, sorted as JS sorts strings.
     pub fn list_ids(&self) -> Result<Vec<String>, StoreError> {
         let mut ids: Vec<String> = Vec::new();
