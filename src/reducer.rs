@@ -105,7 +105,7 @@ pub fn base_snapshot(id: &JsStr) -> Object {
 pub fn apply_event(snap: &mut Object, entry: &Value, host: &dyn Host) -> Result<(), String> {
     let event = if entry.get("event").truthy() { entry.get("event") } else { entry };
     let normalized = normalize_fields(snap)?;
-    precheck(snap, event)?;
+    precheck(snap, entry, event)?;
     for (k, v) in normalized {
         snap.set(k, v);
     }
@@ -156,9 +156,52 @@ fn push_array_spread(out: &mut Vec<(&'static str, Value)>, key: &'static str, v:
     Ok(())
 }
 
-/// Checks whose failure must leave the snapshot untouched.
-fn precheck(s: &Object, event: &Value) -> Result<(), String> {
+/// Checks whose failure must leave the snapshot untouched: every coercion
+/// the case will make that can throw in JS (`Number(x)`, `String(x)`, `>=`
+/// on an object owning a non-callable `toString`) is tried here first.
+fn precheck(s: &Object, entry: &Value, event: &Value) -> Result<(), String> {
     let ty = event.get("type");
+    let is = |t: &str| ty.as_js_str().is_some_and(|x| x.eq_str(t));
+    let get = |k: &str| s.get(k).unwrap_or(&UNDEFINED);
+    let fenced = get("generationCanceled").truthy() || is_fenced(get("phase"));
+    let ts_text = || entry.get("ts").or_falsy(Value::str("")).try_to_js_string().map(|_| ());
+    let uses_event_time = || event.get("at").is_nullish();
+    if is("variant_mounted") || is("variant_mount_failed") {
+        let n = event.get("variant").try_to_number()?;
+        if is("variant_mount_failed") && n.is_finite() && n.trunc() == n && n >= 1.0 && uses_event_time() {
+            ts_text()?;
+        }
+    }
+    if is("checkpoint") && !fenced {
+        let publication = event.get("revisionDomain").as_js_str().is_some_and(|d| d.eq_str("publication"))
+            || (event.get("reason").as_js_str().is_some_and(|r| r.eq_str("variants_progress")) && !event.get("owner").truthy());
+        let field = if publication { "publicationCheckpointRevision" } else { "browserCheckpointRevision" };
+        let fallback = if publication { Value::Number(0.0) } else { get("checkpointRevision").clone() };
+        let current = get(field).or_nullish(fallback).or_nullish(Value::Number(0.0));
+        crate::value::try_loose_ge(&event.get("revision").or_nullish(Value::Number(0.0)), &current)?;
+    }
+    if is("accept") || is("accept_intent") || is("discard") {
+        if uses_event_time() {
+            ts_text()?;
+        }
+        if !is("discard") {
+            event.get("variantId").or_nullish(get("visibleVariant").clone()).try_to_number()?;
+        }
+    }
+    if is("variants_ready") || is("agent_done") {
+        let carbonize_after_accept = is("agent_done")
+            && matches!(event.get("carbonize"), Value::Bool(true))
+            && get("phase").as_js_str().is_some_and(|p| p.eq_str("accept_requested"));
+        if (!fenced || carbonize_after_accept) && uses_event_time() {
+            ts_text()?;
+        }
+    }
+    if is("agent_phase") && event.get("phase").truthy() {
+        event.get("phase").try_to_js_string()?;
+        if uses_event_time() {
+            ts_text()?;
+        }
+    }
     if ty.as_js_str().is_some_and(|t| t.eq_str("generate")) && event.get("screenshotPath").truthy() {
         if let Some(Value::Array(items)) = s.get("annotationArtifacts") {
             artifact_position(items, event.get("screenshotPath"))?;
@@ -754,6 +797,26 @@ pub mod tests {
         apply_event(&mut s, &json::parse("[1,2]").unwrap(), &host).unwrap();
         assert_eq!(field(&s, "diagnostics"), r#"[{"error":"unknown_event_type","type":"nope"},{"error":"unknown_event_type"}]"#);
         assert_eq!(field(&s, "updatedAt"), r#""1970-01-01T00:00:00.000Z""#);
+    }
+
+    #[test]
+    fn objects_owning_to_string_cannot_be_coerced() {
+        let host = TestHost(0.0);
+        for e in [
+            r#"{"type":"checkpoint","revision":{"toString":"x"}}"#,
+            r#"{"type":"variant_mounted","variant":[{"toString":1}]}"#,
+            r#"{"type":"accept","variantId":{"toString":null}}"#,
+            r#"{"type":"agent_phase","phase":{"toString":"p"}}"#,
+        ] {
+            let mut s = base_snapshot(&JsStr::from("s"));
+            let before = json::stringify(&Value::Object(s.clone()));
+            let err = apply_event(&mut s, &json::parse(e).unwrap(), &host).unwrap_err();
+            assert_eq!(err, "Cannot convert object to primitive value", "{e}");
+            assert_eq!(json::stringify(&Value::Object(s)), before, "{e}");
+        }
+        // Without an own toString the default conversion applies.
+        let s = run(&[r#"{"type":"checkpoint","revision":{"valueOf":1}}"#]);
+        assert!(field(&s, "diagnostics").contains("stale_checkpoint_ignored"));
     }
 
     #[test]

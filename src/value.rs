@@ -178,6 +178,34 @@ impl Value {
         }
     }
 
+    /// `Number(x)`, or the TypeError it raises.
+    pub fn try_to_number(&self) -> Result<f64, String> {
+        match self {
+            Value::Array(_) | Value::Object(_) => Ok(string_to_number(&self.try_to_js_string()?)),
+            other => Ok(other.to_number()),
+        }
+    }
+
+    /// `String(x)`, or the TypeError it raises: an object parsed from JSON
+    /// that owns a `toString` key has no callable conversion left (its own
+    /// `toString` is not a function and `valueOf` returns the object).
+    pub fn try_to_js_string(&self) -> Result<JsStr, String> {
+        match self {
+            Value::Object(o) if o.get("toString").is_some() && !matches!(o.get("toString"), Some(Value::Host(_))) => {
+                Err(NOT_PRIMITIVE.to_owned())
+            }
+            Value::Array(items) => {
+                for item in items {
+                    if !item.is_nullish() {
+                        item.try_to_js_string()?;
+                    }
+                }
+                Ok(self.to_js_string())
+            }
+            other => Ok(other.to_js_string()),
+        }
+    }
+
     /// `String(x)` (objects through their default `toString`).
     pub fn to_js_string(&self) -> JsStr {
         match self {
@@ -237,21 +265,29 @@ fn join_array(items: &[Value]) -> JsStr {
 /// primitives, two strings compare by UTF-16 code units, anything else
 /// compares as numbers (NaN makes it false).
 pub fn loose_ge(a: &Value, b: &Value) -> bool {
-    let pa = to_primitive(a);
-    let pb = to_primitive(b);
-    if let (Value::String(x), Value::String(y)) = (&pa, &pb) {
-        return x.units().cmp(y.units()) != Ordering::Less;
-    }
-    let (x, y) = (pa.to_number(), pb.to_number());
-    !(x.is_nan() || y.is_nan()) && x >= y
+    try_loose_ge(a, b).unwrap_or(false)
 }
 
-fn to_primitive(v: &Value) -> Value {
+/// [`loose_ge`] with the TypeError JS raises for an object that cannot be
+/// made primitive.
+pub fn try_loose_ge(a: &Value, b: &Value) -> Result<bool, String> {
+    let pa = to_primitive(a)?;
+    let pb = to_primitive(b)?;
+    if let (Value::String(x), Value::String(y)) = (&pa, &pb) {
+        return Ok(x.units().cmp(y.units()) != Ordering::Less);
+    }
+    let (x, y) = (pa.to_number(), pb.to_number());
+    Ok(!(x.is_nan() || y.is_nan()) && x >= y)
+}
+
+fn to_primitive(v: &Value) -> Result<Value, String> {
     match v {
-        Value::Array(_) | Value::Object(_) => Value::String(v.to_js_string()),
-        other => other.clone(),
+        Value::Array(_) | Value::Object(_) => v.try_to_js_string().map(Value::String),
+        other => Ok(other.clone()),
     }
 }
+
+pub const NOT_PRIMITIVE: &str = "Cannot convert object to primitive value";
 
 /// `Number.isInteger(x)`.
 pub fn is_integer(v: &Value) -> bool {
