@@ -179,8 +179,9 @@ struct StoreState {
     env: napi_env,
     store: Store,
     session_default: SessionDefault,
-    /// The JS object last handed out per session, with the store version it
-    /// shows: unchanged sessions return the same object, as the old module does.
+    /// The JS object last handed out per session (weakly held), with the
+    /// store version it shows: unchanged sessions return the same object, as
+    /// the old module does.
     handed_out: HashMap<String, (u64, sys::napi_ref)>,
     /// Functions and symbols found in events, which snapshots refer to by
     /// index (`Value::Host`); held for the life of the store.
@@ -236,8 +237,12 @@ impl StoreState {
             }
         }
         let obj = ToJs { js, foreign: &self.foreign }.object(snapshot)?;
+        // A weak reference: while the caller holds the object it comes back
+        // identical, as the old module's cache returns it; once nobody does,
+        // V8 may collect it (identity is then unobservable) without waiting
+        // for this store to be finalized.
         let mut r = ptr::null_mut();
-        js.check(unsafe { sys::napi_create_reference(js.env, obj, 1, &mut r) })?;
+        js.check(unsafe { sys::napi_create_reference(js.env, obj, 0, &mut r) })?;
         if let Some((_, old)) = self.handed_out.insert(id.to_owned(), (version, r)) {
             unsafe { sys::napi_delete_reference(js.env, old) };
         }

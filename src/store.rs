@@ -189,6 +189,10 @@ impl Store {
     }
 
     fn ensure_current(&mut self, id: &str, key: FileKey, allow_file: bool, locking: Locking, host: &dyn Host) -> Result<(), StoreError> {
+        // The hot path (nothing changed) allocates nothing.
+        if self.sessions.get(id).and_then(|s| s.derived.as_ref()).is_some_and(|d| d.key == key) {
+            return Ok(());
+        }
         let snapshot_path = self.snapshot_path(id);
         let self_keep = self.keep_replay_from;
         let session = self.sessions.entry(id.to_owned()).or_default();
