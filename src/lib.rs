@@ -6,6 +6,11 @@
 //! alone. The store object handed to JS is a plain object whose methods are
 //! closures over one native store, so they keep working when destructured.
 
+// Node-API handles (`napi_value`, `napi_env`) are opaque pointers owned by V8
+// and valid for the current call; the functions taking them never dereference
+// them in Rust, they only hand them back to Node-API.
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
 pub mod bridge;
 pub mod fs_error;
 pub mod jsdate;
@@ -160,7 +165,10 @@ fn resolve_cwd(js: Js, cwd: Option<napi_value>) -> JsResult<PathBuf> {
 fn project_root_of(js: Js, abs_cwd: &Path) -> JsResult<PathBuf> {
     let home = project_root::home_dir();
     project_root::try_resolve_project_root(abs_cwd, home.as_deref())
-        .map_err(|e| js.throw_type_error(&format!("{}", e.message)))
+        .map_err(|e| match e.name {
+            "RangeError" => js.throw_range_error(e.message),
+            _ => js.throw_type_error(e.message),
+        })
 }
 
 // ---------------------------------------------------------------------------
