@@ -200,3 +200,17 @@ test('deliberate divergence: a bad append leaves a legacy-only journal where it 
   assert.deepEqual(treeBytes(dir), before);
   assert.equal(fs.existsSync(path.join(store.rootDir, 'old.jsonl')), false);
 });
+
+test('a legacy journal adopted after reads returns the new snapshot, not a cached one', () => {
+  // Regression (found by the fuzzer): adopting a legacy journal rebuilds the
+  // session, and its first derivation must never look like one handed out before.
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir });
+  store.getSnapshot('abc', { includeCompleted: true });
+  fs.mkdirSync(path.join(dir, '.impeccable-live', 'sessions'), { recursive: true });
+  fs.writeFileSync(path.join(dir, '.impeccable-live', 'sessions', 'abc.jsonl'), '\n\n');
+  assert.equal(store.listActiveSessions().length, 1);
+  const s = store.appendEvent({ type: 'variant_mount_failed', id: 'abc', variant: 3, error: 'x' });
+  assert.equal(s.mountFailures.length, 1);
+  assert.equal(s.pendingEvent.type, 'variant_mount_failed');
+});

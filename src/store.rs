@@ -396,10 +396,16 @@ impl Store {
     }
 }
 
+/// Versions are unique across sessions, stores and forgotten state, so a
+/// binding can never mistake a new derivation for one it handed out before
+/// (a session dropped and rebuilt, as when a legacy journal is adopted, would
+/// otherwise count from 1 again).
+static NEXT_VERSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 impl Session {
     fn set(&mut self, derived: Derived) {
         self.derived = Some(derived);
-        self.version += 1;
+        self.version = NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
