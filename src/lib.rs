@@ -329,12 +329,31 @@ fn append_event(js: Js, state: &mut StoreState, args: &[napi_value]) -> JsResult
     let mut walker = Walker { js, exotic: false, foreign: &mut state.foreign };
     let mut normalized = walker.object(event, 0)?;
     normalized.set_js(JsStr::from("id"), Value::String(id.clone()));
-    let event_json = if walker.exotic { Some(v8_stringify_normalized(js, event, &id)?) } else { None };
-    let id = match id.as_str() {
+    let exotic = walker.exotic;
+    let id_text = match id.as_str() {
         Some(s) => s.to_owned(),
         None => return Err(js.throw_error_with("invalid session id: ", &id)),
     };
+    store::safe_session_id(&id_text).map_err(|e| js.throw_store_error(&e))?;
     let host = NodeHost { js };
+    let event_json = if exotic {
+        match v8_stringify_normalized(js, event, &id) {
+            Ok(text) => Some(text),
+            Err(Pending) => {
+                // The old module reads the session's state before it
+                // serializes the entry, so a refused event still leaves that
+                // state cached (visible later, e.g. once the snapshot file
+                // is gone). Do the same read (it writes nothing), then throw
+                // V8's error.
+                let thrown = js.take_exception()?;
+                state.store.read(&id_text, true, &host).map_err(|e| js.throw_store_error(&e))?;
+                return Err(js.throw(thrown));
+            }
+        }
+    } else {
+        None
+    };
+    let id = id_text;
     let version = state
         .store
         .append(&id, Value::Object(normalized), event_json, &host)
