@@ -214,3 +214,20 @@ test('a legacy journal adopted after reads returns the new snapshot, not a cache
   assert.equal(s.mountFailures.length, 1);
   assert.equal(s.pendingEvent.type, 'variant_mount_failed');
 });
+
+test('a refused event still derives (and caches) the session state first, as the old module does', () => {
+  // Regression (found by the fuzzer): the old module reads the state, then
+  // JSON.stringify throws. Here the state came from the snapshot file (where
+  // -0 was written as 0), and must stay the cached one after that file goes.
+  const dir = tempProject();
+  const first = createLiveSessionStore({ cwd: dir });
+  fs.writeFileSync(path.join(first.rootDir, 'x.jsonl'),
+    '{"seq":1,"ts":"2030-01-01T00:00:05.060Z","event":{"type":"agent_phase","phase":"picked_up","durationMs":-0}}\n');
+  first.appendEvent({ type: 'discard', id: 'x' });
+  const second = createLiveSessionStore({ cwd: dir });
+  assert.throws(() => second.appendEvent({ type: 'generate', id: 'x', n: 1n }), TypeError);
+  fs.rmSync(path.join(first.rootDir, 'x.snapshot.json'));
+  const s = second.getSnapshot('x', { includeCompleted: true });
+  assert.ok(Object.is(s.generationTimings.picked_up.durationMs, 0));
+  assert.ok(Object.is(createLiveSessionStore({ cwd: dir }).getSnapshot('x').generationTimings.picked_up.durationMs, -0));
+});
