@@ -30,11 +30,11 @@ async function factoryFor(impl, refPath) {
 }
 
 /** Starts a 'timed' writer and resolves once it is loaded and waiting. */
-async function startTimedWriter(impl, refPath, project, { ms, padBytes = 0 }) {
+async function startTimedWriter(impl, refPath, project, { ms, padBytes = 0, maxAppends }) {
   const goFile = path.join(project, 'go');
   let ready;
   const isReady = new Promise((resolve) => { ready = resolve; });
-  const writer = startWorker('appender.mjs', { impl, refPath, cwd: project, id: ID, mode: 'timed', ms, padBytes, goFile }, {
+  const writer = startWorker('appender.mjs', { impl, refPath, cwd: project, id: ID, mode: 'timed', ms, padBytes, maxAppends, goFile }, {
     onLine: (line) => { if (line === 'ready') ready(); },
   });
   await Promise.race([isReady, writer.done]);
@@ -91,7 +91,7 @@ async function storeReads(impl, refPath) {
     const reader = create({ cwd: project });
     // Large lines: the kernel copies them page by page, so a reader can see
     // a line half-written.
-    const { writer, go } = await startTimedWriter(impl, refPath, project, { ms: READ_MS + 400, padBytes: 200_000 });
+    const { writer, go } = await startTimedWriter(impl, refPath, project, { ms: READ_MS + 400, padBytes: 200_000, maxAppends: 1_500 });
     go();
     const stats = { reads: 0, spurious: 0, errors: 0, regressions: 0, example: null };
     let lastRevision = 0;

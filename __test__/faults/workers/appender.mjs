@@ -10,7 +10,8 @@
 //   mode 'forever': appends until killed; after each appendEvent returns it
 //                   writes the event's marker to `ackFile` (the acknowledgement).
 //   mode 'timed':   after `goFile` exists, appends checkpoint events with
-//                   increasing revisions for `ms` milliseconds.
+//                   increasing revisions for `ms` milliseconds (at most
+//                   `maxAppends` of them when set).
 //   mode 'once':    appends each of `events`, recording each outcome (the
 //                   error's message, code, errno, syscall, path), then getSnapshot.
 //   mode 'flusher': after `goFile` exists, calls flush(id) until `stopFile` exists,
@@ -97,8 +98,11 @@ if (config.mode === 'batch') {
   say('ready');
   waitForFile(config.goFile);
   const end = Date.now() + config.ms;
+  // Bounded by count too: on a quiet machine a time-bound loop of large
+  // lines would outgrow what the checker can read back into one string.
+  const maxAppends = config.maxAppends ?? Infinity;
   let n = 0;
-  while (Date.now() < end) {
+  while (Date.now() < end && n < maxAppends) {
     n++;
     const event = { id, type: 'checkpoint', revision: n, phase: 'variants_ready', owner: 'faults' };
     if (pad) event.pad = pad;
