@@ -175,19 +175,25 @@ pub enum Locking {
     AlreadyExclusive,
 }
 
+/// The journal opened for reading, with the shared lock when asked for;
+/// `None` when it does not exist.
+fn open_for_replay(path: &Path, locking: Locking) -> Result<Option<(File, Option<platform::SharedLock>)>, FsError> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(FsError::new(&e, "open", path)),
+    };
+    let shared = match locking {
+        Locking::TakeShared => platform::lock_shared_for(&file, READER_PATIENCE_MS),
+        Locking::AlreadyExclusive => None,
+    };
+    Ok(Some((file, shared)))
+}
+
 /// Replays a whole journal; a missing file is an empty journal.
 pub fn replay_file(path: &Path, id: &JsStr, host: &dyn Host, locking: Locking) -> Result<Replay, FsError> {
     let mut r = Replay::empty(id);
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(r),
-        Err(e) => return Err(FsError::new(&e, "open", path)),
-    };
-    let lock_handle = file.try_clone().ok();
-    let _shared = match (&lock_handle, locking) {
-        (Some(f), Locking::TakeShared) => platform::lock_shared_for(f, READER_PATIENCE_MS),
-        _ => None,
-    };
+    let Some((mut file, _shared)) = open_for_replay(path, locking)? else { return Ok(r) };
     let mut reader = BufReader::with_capacity(1 << 20, &mut file);
     r.consume(&mut reader, host).at("read", path)?;
     record_identity(&mut r, &mut file, path)?;
@@ -201,16 +207,7 @@ pub fn replay_tail(r: &mut Replay, path: &Path, host: &dyn Host, locking: Lockin
     if !r.clean_end || r.ino == 0 || r.clock_dependent {
         return Ok(false);
     }
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(FsError::new(&e, "open", path)),
-    };
-    let lock_handle = file.try_clone().ok();
-    let _shared = match (&lock_handle, locking) {
-        (Some(f), Locking::TakeShared) => platform::lock_shared_for(f, READER_PATIENCE_MS),
-        _ => None,
-    };
+    let Some((mut file, _shared)) = open_for_replay(path, locking)? else { return Ok(false) };
     let meta = file.metadata().at("fstat", path)?;
     if meta.dev() != r.dev || meta.ino() != r.ino || meta.len() < r.offset {
         return Ok(false);

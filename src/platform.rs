@@ -199,14 +199,19 @@ pub fn stat_at(dir: &File, name: &str) -> io::Result<(u64, i128)> {
 /// it so they never replay a line a writer of this package is still writing;
 /// `None` after the wait (a writer stuck holding the lock) lets the reader go
 /// on without it rather than hang, as readers of the old module always did.
+/// The guard owns its descriptor (a duplicate of the caller's), so it can
+/// travel alongside the file it protects.
+pub struct SharedLock(File);
+
 #[cfg(unix)]
-pub fn lock_shared_for<'a>(file: &'a File, patience_ms: u64) -> Option<FileLock<'a>> {
+pub fn lock_shared_for(file: &File, patience_ms: u64) -> Option<SharedLock> {
     use std::os::unix::io::AsRawFd;
+    let handle = file.try_clone().ok()?;
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(patience_ms);
     loop {
-        // SAFETY: the fd is valid for as long as `file` is borrowed.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
-            return Some(FileLock { file });
+        // SAFETY: the fd is valid for as long as `handle` lives.
+        if unsafe { libc::flock(handle.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
+            return Some(SharedLock(handle));
         }
         let err = io::Error::last_os_error();
         let busy = err.kind() == io::ErrorKind::WouldBlock || err.kind() == io::ErrorKind::Interrupted;
@@ -218,8 +223,19 @@ pub fn lock_shared_for<'a>(file: &'a File, patience_ms: u64) -> Option<FileLock<
 }
 
 #[cfg(not(unix))]
-pub fn lock_shared_for(_file: &File, _patience_ms: u64) -> Option<FileLock<'_>> {
+pub fn lock_shared_for(_file: &File, _patience_ms: u64) -> Option<SharedLock> {
     None
+}
+
+impl Drop for SharedLock {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: unlocks the lock taken on this same descriptor.
+            unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+        }
+    }
 }
 
 /// A write lease on an open file (Linux `F_SETLEASE`, `F_WRLCK`).
