@@ -107,7 +107,10 @@ fn write_staged(staging: &Path, bytes: &[u8]) -> Result<(), FsError> {
 /// bytes, as `{ ...baseSnapshot(id), ...file }` minus the bookkeeping keys,
 /// with its `__nextSeq`. `None` sends the caller to replay.
 pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Object, f64)> {
-    let bytes = fs::read(path).ok()?;
+    // No size probe first: snapshot files are small, and a fresh listing
+    // reads one per session.
+    let mut bytes = Vec::with_capacity(16 * 1024);
+    std::io::Read::read_to_end(&mut File::open(path).ok()?, &mut bytes).ok()?;
     let text = String::from_utf8_lossy(&bytes);
     let Value::Object(mut parsed) = json::parse(&text).ok()? else { return None };
     match parsed.get(META_JOURNAL_BYTES) {
