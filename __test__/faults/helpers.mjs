@@ -19,26 +19,10 @@ export function loadNative() {
 }
 
 /**
- * Path of the old module's session-store.mjs, from QUIVER_REFERENCE_DIR (a
- * checkout of the reference, its skill/scripts/live dir, or the file itself);
- * null when the variable is unset.
+ * Path of the old module's session-store.mjs, from QUIVER_REFERENCE_DIR;
+ * null when the variable is unset (one lookup shared with the differential suite).
  */
-export function referencePath(dir = process.env.QUIVER_REFERENCE_DIR) {
-  if (!dir) return null;
-  const candidates = [
-    path.join(dir, 'skill', 'scripts', 'live', 'session-store.mjs'),
-    path.join(dir, 'scripts', 'live', 'session-store.mjs'),
-    path.join(dir, 'live', 'session-store.mjs'),
-    path.join(dir, 'session-store.mjs'),
-    dir,
-  ];
-  for (const file of candidates) {
-    try {
-      if (fs.statSync(file).isFile()) return path.resolve(file);
-    } catch { /* next */ }
-  }
-  throw new Error(`QUIVER_REFERENCE_DIR=${dir}: no session-store.mjs found (tried ${candidates.join(', ')})`);
-}
+export { referenceModulePath as referencePath } from '../support/impls.mjs';
 
 /**
  * A scratch project: a temp dir holding an empty `.git`, so the project-root
