@@ -275,7 +275,7 @@ impl Store {
             sync_journal(&file, &primary, created)?;
         }
 
-        let entry = entry_value(seq, id, &event, &ts);
+        let entry = entry_value(seq, id, event, &ts);
         let after = FileKey::from_meta(&primary, &file.metadata().at("fstat", &primary)?);
         self.apply_own_append(id, &entry, &line, &before, after, torn, host)?;
         self.persist_snapshot(id)?;
@@ -515,13 +515,15 @@ fn entry_line(seq: f64, id: &str, event: &Value, ts: &str, event_text: &str, tor
     line
 }
 
-fn entry_value(seq: f64, id: &str, event: &Value, ts: &str) -> Value {
-    let mut e = Object::new();
+/// The entry as the reducer sees it; takes the event, which the journal line
+/// no longer needs, instead of copying it (an event may carry megabytes).
+fn entry_value(seq: f64, id: &str, event: Value, ts: &str) -> Value {
+    let mut e = Object::with_capacity(5);
     e.set("seq", Value::Number(seq));
     e.set("id", Value::str(id));
     e.set("type", event.get("type").clone());
     e.set("ts", Value::str(ts));
-    e.set("event", event.clone());
+    e.set("event", event);
     Value::Object(e)
 }
 
@@ -544,7 +546,6 @@ pub fn mkdir_all(dir: &Path) -> Result<(), FsError> {
 mod tests {
     use super::*;
     use crate::reducer::tests::TestHost;
-    use std::io::Write as _;
 
     fn temp_root(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("qln-store-{}-{}", name, std::process::id()));
@@ -634,7 +635,7 @@ mod tests {
         let doctored = fs::read_to_string(&snap_path).unwrap().replace("\"expectedVariants\": 2", "\"expectedVariants\": 7");
         fs::write(&snap_path, doctored).unwrap();
         let mut fresh = Store::open(&root, false).unwrap();
-        assert_eq!(text(fresh.read("s", true, &host).unwrap().snapshot).contains(r#""expectedVariants":7"#), true);
+        assert!(text(fresh.read("s", true, &host).unwrap().snapshot).contains(r#""expectedVariants":7"#));
         // ...and ignored once the journal grew past it, or when flushing.
         let mut other = Store::open(&root, false).unwrap();
         assert!(text(other.flush("s", &host).unwrap().snapshot).contains(r#""expectedVariants":2"#));
