@@ -997,11 +997,8 @@ mod tests {
         };
         let script = "const f=process.argv[1];process.stdout.write(JSON.stringify(\
             {owner:{a:[1,'x']},token:'t',pid:7,at:1700000000000,file:f})+'\\n')";
-        let Ok(out) = Command::new("node").args(["-e", script, file]).output() else {
-            println!("skipped: node is not on PATH");
-            return;
-        };
-        assert_eq!(String::from_utf8_lossy(&out.stdout), record.to_json_line());
+        let Some(stdout) = platform::node_eval(script, &[file]) else { return };
+        assert_eq!(String::from_utf8_lossy(&stdout), record.to_json_line());
     }
 
     #[test]
@@ -1109,16 +1106,8 @@ mod tests {
             return 'R '+p+' '+(typeof h.token==='string'?h.token:'-')});\
             console.log(JSON.stringify(out))";
         let arg = serde_json::to_string(&cases[..]).expect("cases");
-        let Ok(out) = Command::new("node").args(["-e", script, &arg]).output() else {
-            println!("skipped: node is not on PATH");
-            return;
-        };
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let theirs: Vec<String> = serde_json::from_slice(&out.stdout).expect("node output");
+        let Some(stdout) = platform::node_eval(script, &[&arg]) else { return };
+        let theirs: Vec<String> = serde_json::from_slice(&stdout).expect("node output");
         assert_eq!(theirs.len(), cases.len());
         for ((case, a), b) in cases.iter().zip(&ours).zip(&theirs) {
             assert_eq!(a, b, "case {case:?}");

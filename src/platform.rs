@@ -285,6 +285,18 @@ impl Drop for WriteLease<'_> {
     }
 }
 
+/// Runs `node -e script args...` for tests that compare with Node itself:
+/// its stdout, or `None` (after saying so) when node is not on PATH.
+#[cfg(test)]
+pub(crate) fn node_eval(script: &str, args: &[&str]) -> Option<Vec<u8>> {
+    let Ok(out) = std::process::Command::new("node").arg("-e").arg(script).args(args).output() else {
+        println!("skipped: node is not on PATH");
+        return None;
+    };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    Some(out.stdout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,15 +348,7 @@ mod tests {
             "const r=[];for(const p of {pids}){{try{{process.kill(p,0);r.push(1)}}\
              catch(e){{r.push(e.code==='ESRCH'?0:1)}}}}console.log(r.join(''))"
         );
-        let Ok(out) = Command::new("node").args(["-e", &script]).output() else {
-            println!("skipped: node is not on PATH");
-            return;
-        };
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let Some(stdout) = node_eval(&script, &[]) else { return };
         let p31 = 2f64.powi(31);
         let ours: String = [
             me as f64,
@@ -371,7 +375,7 @@ mod tests {
         .iter()
         .map(|&p| if pid_is_alive(p) { '1' } else { '0' })
         .collect();
-        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), ours);
+        assert_eq!(String::from_utf8_lossy(&stdout).trim(), ours);
     }
 
     #[test]
