@@ -16,6 +16,7 @@ pub mod fs_error;
 pub mod jsdate;
 pub mod journal;
 pub mod json;
+pub mod json_skim;
 pub mod lock;
 pub mod platform;
 pub mod project_root;
@@ -36,6 +37,7 @@ use napi::sys::{self, napi_env, napi_value};
 use napi_derive::napi;
 
 use bridge::{attach, Js, JsResult, NodeHost, Pending, ToJs, Walker};
+use snapshot_file::Snapshot;
 use store::Store;
 use value::{JsStr, Value};
 
@@ -234,7 +236,7 @@ fn session_default_of(js: Js, v: napi_value) -> JsResult<SessionDefault> {
 impl StoreState {
     /// The JS object for the session's current snapshot: the one handed out
     /// before when nothing changed, a fresh conversion otherwise.
-    fn js_snapshot(&mut self, js: Js, id: &str, version: u64, snapshot: &value::Object) -> JsResult<napi_value> {
+    fn js_snapshot(&mut self, js: Js, id: &str, version: u64, snapshot: &Snapshot) -> JsResult<napi_value> {
         if let Some((v, r)) = self.handed_out.get(id) {
             if *v == version {
                 let mut out = ptr::null_mut();
@@ -244,7 +246,12 @@ impl StoreState {
                 }
             }
         }
-        let obj = ToJs { js, foreign: &self.foreign }.object(snapshot)?;
+        let obj = match snapshot {
+            Snapshot::Model(model) => ToJs { js, foreign: &self.foreign }.object(model)?,
+            // The text passed the skim, so V8 accepts it: its own parser
+            // builds the objects faster than any conversion through Node-API.
+            Snapshot::Text(text) => js.call_global("JSON", "parse", &[js.string(&text.json)?])?,
+        };
         // A weak reference: while the caller holds the object it comes back
         // identical, as the old module's cache returns it; once nobody does,
         // V8 may collect it (identity is then unobservable) without waiting
@@ -262,7 +269,7 @@ impl StoreState {
             return Err(js.throw_error("quiver-live-native: session state missing"));
         };
         // Converting reads the store and touches only `handed_out`.
-        let snapshot: *const value::Object = snapshot;
+        let snapshot: *const Snapshot = snapshot;
         self.js_snapshot(js, id, version, unsafe { &*snapshot })
     }
 }
@@ -405,7 +412,7 @@ fn get_snapshot(js: Js, state: &mut StoreState, args: &[napi_value]) -> JsResult
 fn snapshot_unless_completed(js: Js, state: &mut StoreState, id: &str, opts: Option<napi_value>) -> JsResult<napi_value> {
     let host = NodeHost { js };
     let view = state.store.read(id, true, &host).map_err(|e| js.throw_store_error(&e))?;
-    let (version, completed) = (view.version, reducer::is_completed(view.snapshot.get("phase").unwrap_or(&Value::Undefined)));
+    let (version, completed) = (view.version, view.snapshot.is_completed());
     let include = match opts {
         Some(o) => include_completed(js, o)?,
         None => false,

@@ -143,6 +143,16 @@ pub fn lock_exclusive<'a>(_file: &'a File, path: &Path) -> io::Result<FileLock<'
     Err(path_error("flock", path, err))
 }
 
+impl FileLock<'_> {
+    /// Leaves the lock to be released by closing the file, which the kernel
+    /// does as part of `close`: one system call fewer on a hot path whose
+    /// file is closed right after. Only for a file with no duplicated
+    /// descriptor, since the lock lasts until every one of them is closed.
+    pub fn release_on_close(self) {
+        std::mem::forget(self);
+    }
+}
+
 impl Drop for FileLock<'_> {
     fn drop(&mut self) {
         #[cfg(unix)]
@@ -238,7 +248,8 @@ impl Drop for SharedLock {
     }
 }
 
-/// A write lease on an open file (Linux `F_SETLEASE`, `F_WRLCK`).
+/// A write lease on an open file (Linux `F_SETLEASE`, `F_WRLCK`), held for
+/// as long as the file is open.
 ///
 /// The kernel grants it only when no other open file description refers to
 /// the file, and while it is held any `open()` of the file by someone else
@@ -246,18 +257,26 @@ impl Drop for SharedLock {
 /// therefore atomic for readers: nobody has the old bytes open, and nobody can
 /// open the file mid-write. It is what lets the snapshot file be refreshed
 /// in place (no block freed, which on a disk mounted with `discard` costs a
-/// millisecond) without a reader ever seeing half a file.
-pub struct WriteLease<'a> {
-    file: &'a File,
+/// millisecond) without a reader ever seeing half a file. Closing the file
+/// releases the lease (the kernel drops a file's leases on its last close),
+/// so dropping this closes and releases in one system call.
+pub struct LeasedFile(File);
+
+impl std::ops::Deref for LeasedFile {
+    type Target = File;
+    fn deref(&self) -> &File {
+        &self.0
+    }
 }
 
 #[cfg(target_os = "linux")]
-pub fn write_lease(file: &File) -> io::Result<WriteLease<'_>> {
+pub fn write_lease(file: File) -> io::Result<LeasedFile> {
     use std::os::unix::io::AsRawFd;
     let fd = file.as_raw_fd();
     // A reader opening the file during the lease makes the kernel signal the
     // holder (SIGIO by default, which would terminate Node). SIGURG is ignored
     // by default, so the notification is harmless; the release follows anyway.
+    // It is set on every new descriptor: the setting does not outlive a lease.
     // SAFETY: plain fcntl calls on an fd this File owns.
     const F_SETSIG: libc::c_int = 10; // <fcntl.h>, not exported by the libc crate
     if unsafe { libc::fcntl(fd, F_SETSIG, libc::SIGURG) } == -1 {
@@ -266,23 +285,12 @@ pub fn write_lease(file: &File) -> io::Result<WriteLease<'_>> {
     if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) } == -1 {
         return Err(io::Error::last_os_error());
     }
-    Ok(WriteLease { file })
+    Ok(LeasedFile(file))
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn write_lease(_file: &File) -> io::Result<WriteLease<'_>> {
+pub fn write_lease(_file: File) -> io::Result<LeasedFile> {
     Err(io::Error::new(io::ErrorKind::Unsupported, "file leases need Linux"))
-}
-
-impl Drop for WriteLease<'_> {
-    fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::unix::io::AsRawFd;
-            // SAFETY: releases the lease taken on this same fd.
-            unsafe { libc::fcntl(self.file.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
-        }
-    }
 }
 
 /// Runs `node -e script args...` for tests that compare with Node itself:

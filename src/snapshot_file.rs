@@ -93,8 +93,8 @@ fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
         Ok(m) if m.is_file() && m.len() <= bytes.len() as u64 => {}
         _ => return Ok(false),
     }
-    let Ok(_lease) = platform::write_lease(&file) else { return Ok(false) };
-    file.write_all_at(bytes, 0).at("write", path)?;
+    let Ok(leased) = platform::write_lease(file) else { return Ok(false) };
+    leased.write_all_at(bytes, 0).at("write", path)?;
     Ok(true)
 }
 
@@ -103,15 +103,154 @@ fn write_staged(staging: &Path, bytes: &[u8]) -> Result<(), FsError> {
     f.write_all(bytes).at("write", staging)
 }
 
+/// A session's snapshot as a store holds it.
+#[derive(Clone, Debug)]
+pub enum Snapshot {
+    /// The value model the reducer works on.
+    Model(Object),
+    /// A snapshot file's text that is the snapshot as it stands, for V8 to
+    /// parse: a read that changes nothing need not build the model at all.
+    Text(SnapshotText),
+}
+
+#[derive(Clone, Debug)]
+pub struct SnapshotText {
+    /// JSON text of exactly the snapshot object (bookkeeping keys cut out),
+    /// validated against `JSON.parse`'s grammar.
+    pub json: String,
+    /// Its `phase` is one of the completed phases.
+    pub completed: bool,
+}
+
+impl Snapshot {
+    pub fn is_completed(&self) -> bool {
+        match self {
+            Snapshot::Model(o) => crate::reducer::is_completed(o.get("phase").unwrap_or(&crate::value::UNDEFINED)),
+            Snapshot::Text(t) => t.completed,
+        }
+    }
+
+    /// The value model, parsing the text if need be; `None` only if this
+    /// crate's parser refuses text the skim accepted (which would be a bug;
+    /// the caller then re-derives from the journal).
+    pub fn into_model(self, id: &JsStr) -> Option<Object> {
+        match self {
+            Snapshot::Model(o) => Some(o),
+            Snapshot::Text(t) => match json::parse(&t.json).ok()? {
+                Value::Object(o) => Some(over_base(id, o)),
+                _ => None,
+            },
+        }
+    }
+}
+
 /// The snapshot a file provably describes for a journal of `journal_bytes`
 /// bytes, as `{ ...baseSnapshot(id), ...file }` minus the bookkeeping keys,
 /// with its `__nextSeq`. `None` sends the caller to replay.
-pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Object, f64)> {
-    // No size probe first: snapshot files are small, and a fresh listing
-    // reads one per session.
-    let mut bytes = Vec::with_capacity(16 * 1024);
-    std::io::Read::read_to_end(&mut File::open(path).ok()?, &mut bytes).ok()?;
-    let text = String::from_utf8_lossy(&bytes);
+pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Snapshot, f64)> {
+    READ_BUFFER.with_borrow_mut(|bytes| {
+        read_whole(path, bytes).ok()?;
+        let parsed = match std::str::from_utf8(bytes).ok().and_then(|text| skim_canonical(text, id, journal_bytes)) {
+            Some((text, next_seq)) => Some((Snapshot::Text(text), next_seq)),
+            None => parse_over_base(bytes, id, journal_bytes).map(|(o, n)| (Snapshot::Model(o), n)),
+        };
+        // A huge file must not pin its buffer for the life of the thread.
+        if bytes.capacity() > READ_BUFFER_KEEP {
+            *bytes = Vec::new();
+        }
+        parsed
+    })
+}
+
+/// Snapshot files are small and a fresh listing reads one per session: one
+/// buffer, reused, spares an allocation and the page faults of a new one.
+const READ_BUFFER_KEEP: usize = 256 * 1024;
+thread_local! {
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(16 * 1024));
+}
+
+/// Reads the file into `bytes` with `open`, `read`s and `close` only: no
+/// size probe (`fstat`, `lseek`) first. A read shorter than the space left
+/// is taken as the end of a regular file; were it not (some network file
+/// system), the text would be cut short, fail to parse or to match the
+/// journal size, and send the caller to replay: never a wrong snapshot.
+fn read_whole(path: &Path, bytes: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut file = File::open(path)?;
+    bytes.clear();
+    loop {
+        if bytes.len() == bytes.capacity() {
+            bytes.reserve(bytes.capacity().max(16 * 1024));
+        }
+        let spare = bytes.capacity() - bytes.len();
+        let start = bytes.len();
+        bytes.resize(bytes.capacity(), 0);
+        let read = file.read(&mut bytes[start..]);
+        bytes.truncate(start + *read.as_ref().unwrap_or(&0));
+        let n = match read {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 || n < spare {
+            return Ok(());
+        }
+    }
+}
+
+/// The fast path of [`hydrate`], for a file as either module writes it: the
+/// base keys first and in order, no key twice, the two bookkeeping keys
+/// last. Then `{ ...baseSnapshot(id), ...file }` minus those keys is the text
+/// up to the last snapshot member, closed. Anything else (including a
+/// `__proto__` key anywhere, which a JS object treats specially) takes the
+/// full parser.
+fn skim_canonical(text: &str, id: &JsStr, journal_bytes: u64) -> Option<(SnapshotText, f64)> {
+    let members = crate::json_skim::top_level_members(text)?;
+    let keys = crate::reducer::BASE_KEYS;
+    let n = members.len();
+    if n < keys.len() + 2 || text.contains("__proto__") {
+        return None;
+    }
+    let (snapshot, meta) = members.split_at(n - 2);
+    let value = |m: &crate::json_skim::Member| &text[m.value.clone()];
+    let starts_with_base = snapshot.iter().zip(keys.iter()).all(|(m, want)| m.key == *want);
+    let mut seen = std::collections::HashSet::with_capacity(n);
+    if !starts_with_base || !members.iter().all(|m| seen.insert(m.key)) {
+        return None;
+    }
+    if meta[0].key != META_JOURNAL_BYTES || meta[1].key != META_NEXT_SEQ {
+        return None;
+    }
+    if plain_number(value(&meta[0]))? != journal_bytes as f64 {
+        return None;
+    }
+    let next_seq = plain_number(value(&meta[1]))?;
+    if next_seq.trunc() != next_seq {
+        return None;
+    }
+    // `id` and `phase` are the first two base keys.
+    if value(&snapshot[0]) != format!("\"{}\"", id.as_str()?) {
+        return None;
+    }
+    let phase = value(&snapshot[1]);
+    if phase.contains('\\') {
+        return None;
+    }
+    let completed = crate::reducer::COMPLETED_PHASES.iter().any(|p| phase.len() == p.len() + 2 && &phase[1..phase.len() - 1] == *p && phase.starts_with('"'));
+    let last = snapshot.last()?.value.end;
+    let mut json = String::with_capacity(last + 2);
+    json.push_str(&text[..last]);
+    json.push_str("\n}");
+    Some((SnapshotText { json, completed }, next_seq))
+}
+
+/// A JSON number the skim accepted, as `JSON.parse` reads it.
+fn plain_number(text: &str) -> Option<f64> {
+    text.parse::<f64>().ok().filter(|n| n.is_finite())
+}
+
+fn parse_over_base(bytes: &[u8], id: &JsStr, journal_bytes: u64) -> Option<(Object, f64)> {
+    let text = String::from_utf8_lossy(bytes);
     let Value::Object(mut parsed) = json::parse(&text).ok()? else { return None };
     match parsed.get(META_JOURNAL_BYTES) {
         Some(Value::Number(n)) if *n == journal_bytes as f64 => {}

@@ -22,7 +22,7 @@ use crate::jsdate;
 use crate::json;
 use crate::platform;
 use crate::reducer::{apply_event, entry_seq, Host};
-use crate::snapshot_file;
+use crate::snapshot_file::{self, Snapshot};
 use crate::value::{JsStr, Object, Value};
 
 #[derive(Debug)]
@@ -88,7 +88,7 @@ impl FileKey {
 }
 
 struct Derived {
-    snapshot: Object,
+    snapshot: Snapshot,
     next_seq: f64,
     key: FileKey,
     /// Known: the journal at `key.size` ends with a newline (so the next
@@ -120,9 +120,9 @@ pub struct Store {
     sessions: HashMap<String, Session>,
 }
 
-/// A snapshot as handed out: the object and its version.
+/// A snapshot as handed out: the snapshot and its version.
 pub struct View<'a> {
-    pub snapshot: &'a Object,
+    pub snapshot: &'a Snapshot,
     pub version: u64,
 }
 
@@ -207,6 +207,7 @@ impl Store {
             }
         }
         let replay = replay_current(session, &key.path, &jsid, locking, host)?;
+        let visible = Snapshot::Model(replay.visible());
         // The state describes the bytes replayed, which may be more than the
         // stat saw if a writer appended in between: key it (and any snapshot
         // file written from it) on what was actually read. A differing mtime
@@ -215,7 +216,7 @@ impl Store {
         if key.exists() {
             key.size = replay.offset as i64;
         }
-        let derived = Derived { snapshot: replay.visible(), next_seq: replay.next_seq, key: key.clone(), clean_tail: replay.clean_end };
+        let derived = Derived { snapshot: visible, next_seq: replay.next_seq, key: key.clone(), clean_tail: replay.clean_end };
         session.set(derived);
         // Holding a replay costs a second copy of the snapshot; it pays off
         // only where a full replay would be slow.
@@ -232,7 +233,8 @@ impl Store {
     pub fn flush(&mut self, id: &str, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let key = self.readable_journal_key(id);
-        self.ensure_current(id, key, false, Locking::TakeShared, host)?;
+        self.ensure_current(id, key.clone(), false, Locking::TakeShared, host)?;
+        self.ensure_model(id, &key, Locking::TakeShared, host)?;
         self.persist(id)?;
         Ok(self.view(id))
     }
@@ -258,10 +260,11 @@ impl Store {
                 open_journal(&primary)?
             }
         };
-        let _lock = platform::lock_exclusive(&file, &primary).map_err(|e| FsError::new(&e, "flock", &primary))?;
+        let lock = platform::lock_exclusive(&file, &primary).map_err(|e| FsError::new(&e, "flock", &primary))?;
         let meta = file.metadata().at("fstat", &primary)?;
         let before = FileKey::from_meta(&primary, &meta);
         self.ensure_current(id, before.clone(), true, Locking::AlreadyExclusive, host)?;
+        self.ensure_model(id, &before, Locking::AlreadyExclusive, host)?;
 
         let derived = self.sessions[id].derived.as_ref();
         let seq = derived.map_or(1.0, |d| d.next_seq);
@@ -279,6 +282,8 @@ impl Store {
         let after = FileKey::from_meta(&primary, &file.metadata().at("fstat", &primary)?);
         self.apply_own_append(id, &entry, &line, &before, after, torn, host)?;
         self.persist_snapshot(id)?;
+        // The journal is closed on return and nothing duplicated its descriptor.
+        lock.release_on_close();
         Ok(self.view(id))
     }
 
@@ -297,7 +302,10 @@ impl Store {
     fn apply_own_append(&mut self, id: &str, entry: &Value, line: &str, before: &FileKey, after: FileKey, torn: bool, host: &dyn Host) -> Result<(), StoreError> {
         let session = self.sessions.get_mut(id).ok_or_else(|| StoreError::Message("session state missing".into()))?;
         let mut derived = session.derived.take().ok_or_else(|| StoreError::Message("session state missing".into()))?;
-        if let Err(message) = apply_event(&mut derived.snapshot, entry, host) {
+        let Snapshot::Model(model) = &mut derived.snapshot else {
+            return Err(StoreError::Message("session state missing".into()));
+        };
+        if let Err(message) = apply_event(model, entry, host) {
             // The line is in the journal; like the old module, report the
             // TypeError and let the next read re-derive from the journal.
             session.replay = None;
@@ -314,13 +322,36 @@ impl Store {
 
     fn persist_snapshot(&mut self, id: &str) -> Result<(), StoreError> {
         let snapshot_path = self.snapshot_path(id);
-        let d = self.sessions[id].derived.as_ref().ok_or_else(|| StoreError::Message("session state missing".into()))?;
+        let missing = || StoreError::Message("session state missing".into());
+        let d = self.sessions[id].derived.as_ref().ok_or_else(missing)?;
+        // Only appends and flushes persist, and both work on the model.
+        let Snapshot::Model(model) = &d.snapshot else { return Err(missing()) };
         if self.durable {
-            snapshot_file::write_durable(&snapshot_path, &d.snapshot, d.key.size, d.next_seq)?;
+            snapshot_file::write_durable(&snapshot_path, model, d.key.size, d.next_seq)?;
         } else {
-            snapshot_file::write(&snapshot_path, &d.snapshot, d.key.size, d.next_seq)?;
+            snapshot_file::write(&snapshot_path, model, d.key.size, d.next_seq)?;
         }
         Ok(())
+    }
+
+    /// Turns a session's snapshot text into the value model an append needs.
+    /// The version stays: the snapshot is the same, only its form changes,
+    /// so an object handed out for it is still current.
+    fn ensure_model(&mut self, id: &str, key: &FileKey, locking: Locking, host: &dyn Host) -> Result<(), StoreError> {
+        let session = self.sessions.get_mut(id).ok_or_else(|| StoreError::Message("session state missing".into()))?;
+        let Some(derived) = session.derived.as_mut() else { return Ok(()) };
+        if matches!(derived.snapshot, Snapshot::Model(_)) {
+            return Ok(());
+        }
+        let text = std::mem::replace(&mut derived.snapshot, Snapshot::Model(Object::new()));
+        if let Some(model) = text.into_model(&JsStr::from(id)) {
+            derived.snapshot = Snapshot::Model(model);
+            return Ok(());
+        }
+        // The parser refused text the skim accepted: forget the file and
+        // derive from the journal instead.
+        session.derived = None;
+        self.ensure_current(id, key.clone(), false, locking, host)
     }
 
     /// `listActiveSessions()`: every session with a journal, in id order,
@@ -341,7 +372,7 @@ impl Store {
             let key = self.key_at(&id_ok, primary_dir.as_ref(), legacy_dir.as_ref());
             self.ensure_current(&id_ok, key, true, Locking::TakeShared, host)?;
             let view = self.view(&id_ok);
-            if !crate::reducer::is_completed(view.snapshot.get("phase").unwrap_or(&Value::Undefined)) {
+            if !view.snapshot.is_completed() {
                 let version = view.version;
                 out.push((id_ok, version));
             }
@@ -386,7 +417,7 @@ impl Store {
     }
 
     /// The snapshot last derived for a session, without checking the journal.
-    pub fn current(&self, id: &str) -> Option<&Object> {
+    pub fn current(&self, id: &str) -> Option<&Snapshot> {
         self.sessions.get(id)?.derived.as_ref().map(|d| &d.snapshot)
     }
 
@@ -558,8 +589,13 @@ mod tests {
         json::parse(json_text).unwrap()
     }
 
-    fn text(s: &Object) -> String {
-        json::stringify(&Value::Object(s.clone())).unwrap()
+    /// The snapshot as the value model, whichever form the store holds.
+    fn model(s: &Snapshot) -> Object {
+        s.clone().into_model(&JsStr::from("s")).expect("model")
+    }
+
+    fn text(s: &Snapshot) -> String {
+        json::stringify(&Value::Object(model(s))).unwrap()
     }
 
     fn append_raw(path: &Path, bytes: &str) {
@@ -573,7 +609,7 @@ mod tests {
         let mut store = Store::open(&root, false).unwrap();
         store.append("s", event(r#"{"type":"generate","id":"s"}"#), None, &host).unwrap();
         let v = store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), None, &host).unwrap();
-        assert_eq!(v.snapshot.get("phase").and_then(Value::as_js_str).map(JsStr::to_lossy).as_deref(), Some("variants_ready"));
+        assert_eq!(model(v.snapshot).get("phase").and_then(Value::as_js_str).map(JsStr::to_lossy).as_deref(), Some("variants_ready"));
         let journal = fs::read_to_string(store.journal_path("s")).unwrap();
         assert_eq!(
             journal.lines().next().unwrap(),
@@ -602,7 +638,7 @@ mod tests {
         append_raw(&path, "\n");
         let via_tail2 = text(store.read("s", false, &host).unwrap().snapshot);
         let full = journal::replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
-        assert_eq!(via_tail2, text(&full.visible()));
+        assert_eq!(via_tail2, text(&Snapshot::Model(full.visible())));
         assert!(via_tail.contains(r#""line":2"#));
         assert!(via_tail2.contains(r#"{"error":"journal_parse_failed","line":4,"message":"entry is not object"}"#));
         assert_eq!(full.next_seq, 10.0);
@@ -618,7 +654,7 @@ mod tests {
         store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), None, &host).unwrap();
         store.append("s", event(r#"{"type":"variant_mounted","variant":1,"id":"s"}"#), None, &host).unwrap();
         let replay = journal::replay_file(&store.journal_path("s"), &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
-        let s = text(&replay.visible());
+        let s = text(&Snapshot::Model(replay.visible()));
         assert!(s.contains(r#""renderState":"mounted""#), "{s}");
         assert!(s.contains(r#""phase":"variants_ready""#), "{s}");
         assert_eq!(replay.parse_diags.len(), 1);
@@ -639,6 +675,54 @@ mod tests {
         // ...and ignored once the journal grew past it, or when flushing.
         let mut other = Store::open(&root, false).unwrap();
         assert!(text(other.flush("s", &host).unwrap().snapshot).contains(r#""expectedVariants":2"#));
+    }
+
+    /// A file either module writes is held as text (no model built) and
+    /// means exactly what the full parser makes of it; an append then works
+    /// on the model parsed from that text.
+    #[test]
+    fn a_canonical_snapshot_file_is_held_as_text_until_an_append() {
+        let root = temp_root("text");
+        let host = TestHost(1_893_456_000_000.0);
+        let mut writer = Store::open(&root, false).unwrap();
+        writer.append("s", event(r#"{"type":"generate","id":"s","count":2,"prompt":"é \"q\" \u2028"}"#), None, &host).unwrap();
+        let want = text(writer.read("s", false, &host).unwrap().snapshot);
+        let mut fresh = Store::open(&root, false).unwrap();
+        let got = fresh.read("s", true, &host).unwrap().snapshot;
+        let Snapshot::Text(t) = got else { panic!("expected the text form, got {got:?}") };
+        assert!(!t.json.contains("__journalBytes") && !t.json.contains("__nextSeq"), "{}", t.json);
+        assert_eq!(text(got), want);
+        let mut flusher = Store::open(&root, false).unwrap();
+        assert!(matches!(flusher.read("s", true, &host).unwrap().snapshot, Snapshot::Text(_)));
+        assert_eq!(text(flusher.flush("s", &host).unwrap().snapshot), want, "flush writes from the model");
+        let after = fresh.append("s", event(r#"{"type":"agent_done","id":"s"}"#), None, &host).unwrap();
+        assert!(matches!(after.snapshot, Snapshot::Model(_)));
+        let again = text(after.snapshot);
+        let mut replayed = Store::open(&root, false).unwrap();
+        assert_eq!(again, text(replayed.flush("s", &host).unwrap().snapshot));
+    }
+
+    /// Files the fast path is unsure of take the full parser, which still
+    /// trusts them when they name the journal's size.
+    #[test]
+    fn an_unusual_snapshot_file_takes_the_full_parser() {
+        let root = temp_root("unusual");
+        let host = TestHost(0.0);
+        let mut store = Store::open(&root, false).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), None, &host).unwrap();
+        let snap_path = store.snapshot_path("s");
+        let original = fs::read_to_string(&snap_path).unwrap();
+        let variants = [
+            original.replace("\"phase\"", "\"ph\\u0061se\""),
+            original.replacen("{", "{\"extra\": 1,", 1),
+            original.replace("\"updatedAt\"", "\"__proto__\": {},\n  \"updatedAt\""),
+        ];
+        for doctored in variants {
+            fs::write(&snap_path, &doctored).unwrap();
+            let mut fresh = Store::open(&root, false).unwrap();
+            let got = fresh.read("s", true, &host).unwrap().snapshot;
+            assert!(matches!(got, Snapshot::Model(_)), "{doctored}");
+        }
     }
 
     #[test]

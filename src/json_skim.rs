@@ -1,0 +1,280 @@
+//! A JSON validator that builds nothing: it checks text against the grammar
+//! V8's `JSON.parse` accepts and reports where the top-level object's
+//! members are.
+//!
+//! It exists so a snapshot file can be handed to V8 as text: a fresh store
+//! listing hundreds of sessions would otherwise build each snapshot twice
+//! (once as this crate's value model, once as JS objects), which made it
+//! slower than the old module's plain `JSON.parse`. Validating first keeps
+//! the promise that V8 will accept the text, so a file either module wrote
+//! never reaches V8 broken; anything this module is unsure of (escaped keys,
+//! deep nesting) returns `None` and the caller takes the full parser.
+
+use std::ops::Range;
+
+/// One member of the top-level object: its key (raw text between the quotes,
+/// known to hold no escapes) and the byte range of its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member<'a> {
+    pub key: &'a str,
+    pub value: Range<usize>,
+}
+
+/// Deeper nesting than this is left to the full parser (V8 accepts more, but
+/// the skim need not: it only has to be sure when it says yes).
+const MAX_DEPTH: usize = 512;
+
+/// The members of `text` when it is exactly one JSON object (surrounded by
+/// optional whitespace) that `JSON.parse` accepts and whose keys hold no
+/// escapes; `None` otherwise.
+pub fn top_level_members(text: &str) -> Option<Vec<Member<'_>>> {
+    let mut s = Skim { b: text.as_bytes(), i: 0 };
+    s.ws();
+    s.eat(b'{')?;
+    let mut members = Vec::with_capacity(40);
+    s.ws();
+    if s.peek() == Some(b'}') {
+        s.i += 1;
+    } else {
+        loop {
+            s.ws();
+            let key = s.plain_key()?;
+            s.ws();
+            s.eat(b':')?;
+            s.ws();
+            let start = s.i;
+            s.value(1)?;
+            members.push(Member { key: &text[key], value: start..s.i });
+            s.ws();
+            match s.next()? {
+                b',' => continue,
+                b'}' => break,
+                _ => return None,
+            }
+        }
+    }
+    s.ws();
+    (s.i == s.b.len()).then_some(members)
+}
+
+struct Skim<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Skim<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let c = self.peek()?;
+        self.i += 1;
+        Some(c)
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.next()? == c).then_some(())
+    }
+
+    /// JSON whitespace: exactly these four bytes, as V8 has it.
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(|_| ()),
+            b'{' => self.object(depth + 1),
+            b'[' => self.array(depth + 1),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.i + word.len();
+        (self.b.get(self.i..end)? == word).then(|| self.i = end)
+    }
+
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
+    fn number(&mut self) -> Option<()> {
+        if self.peek() == Some(b'-') {
+            self.i += 1;
+        }
+        match self.next()? {
+            b'0' => {}
+            b'1'..=b'9' => {
+                self.digits();
+            }
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.i += 1;
+            if self.digits() == 0 {
+                return None;
+            }
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if self.digits() == 0 {
+                return None;
+            }
+        }
+        Some(())
+    }
+
+    /// Skips ASCII digits; how many there were.
+    fn digits(&mut self) -> usize {
+        let start = self.i;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.i += 1;
+        }
+        self.i - start
+    }
+
+    /// A string; returns whether it held an escape. Raw control characters
+    /// are refused, as V8 refuses them.
+    fn string(&mut self) -> Option<bool> {
+        self.eat(b'"')?;
+        let mut escaped = false;
+        loop {
+            match self.next()? {
+                b'"' => return Some(escaped),
+                b'\\' => {
+                    escaped = true;
+                    match self.next()? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                        b'u' => {
+                            let hex = self.b.get(self.i..self.i + 4)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            self.i += 4;
+                        }
+                        _ => return None,
+                    }
+                }
+                c if c < 0x20 => return None,
+                _ => {}
+            }
+        }
+    }
+
+    /// A top-level key without escapes; its range excludes the quotes.
+    fn plain_key(&mut self) -> Option<Range<usize>> {
+        let start = self.i + 1;
+        let escaped = self.string()?;
+        (!escaped).then(|| start..self.i - 1)
+    }
+
+    fn object(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.eat(b'{')?;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            self.ws();
+            self.string()?;
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            self.value(depth)?;
+            self.ws();
+            match self.next()? {
+                b',' => continue,
+                b'}' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.eat(b'[')?;
+        self.ws();
+        if self.peek() == Some(b']') {
+            self.i += 1;
+            return Some(());
+        }
+        loop {
+            self.ws();
+            self.value(depth)?;
+            self.ws();
+            match self.next()? {
+                b',' => continue,
+                b']' => return Some(()),
+                _ => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accepts(text: &str) -> bool {
+        let wrapped = format!("{{\"k\": {}}}", text);
+        top_level_members(&wrapped).is_some()
+    }
+
+    #[test]
+    fn skim_reports_members_and_their_value_ranges() {
+        let text = "{\n  \"id\": \"s1\",\n  \"n\": -1.5e+3,\n  \"o\": {\"a\": [1, {\"b\": null}]},\n  \"t\": true\n}\n";
+        let m = top_level_members(text).expect("valid");
+        let keys: Vec<&str> = m.iter().map(|m| m.key).collect();
+        assert_eq!(keys, ["id", "n", "o", "t"]);
+        assert_eq!(&text[m[0].value.clone()], "\"s1\"");
+        assert_eq!(&text[m[1].value.clone()], "-1.5e+3");
+        assert_eq!(&text[m[2].value.clone()], "{\"a\": [1, {\"b\": null}]}");
+        assert_eq!(&text[m[3].value.clone()], "true");
+        assert_eq!(top_level_members(" {} ").map(|m| m.len()), Some(0));
+    }
+
+    #[test]
+    fn skim_accepts_what_json_parse_accepts() {
+        for ok in ["0", "-0", "10", "1.25", "1e5", "1E-5", "-0.0e+00", "\"\\u00e9\\n\\\"\"", "\"é\"", "[]", "{}", "[ 1 , 2 ]", "{\"\":1}", "null", "false"] {
+            assert!(accepts(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn skim_refuses_what_json_parse_refuses() {
+        for bad in ["01", "1.", ".5", "+1", "1e", "1e+", "-", "\"\t\"", "\"\\x\"", "\"\\u12g4\"", "tru", "nul", "[1,]", "{\"a\":1,}", "[1 2]", "NaN", "'a'", "\"abc", "{\"a\" 1}", "[", "{"] {
+            assert!(!accepts(bad), "{bad}");
+        }
+        assert!(top_level_members("[1]").is_none(), "not an object");
+        assert!(top_level_members("{} x").is_none(), "trailing text");
+        assert!(top_level_members("{\"a\\u0062\": 1}").is_none(), "escaped key goes to the full parser");
+        let deep = format!("{{\"k\": {}{}}}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
+        assert!(top_level_members(&deep).is_none(), "too deep for the skim");
+    }
+
+    /// The skim and this crate's V8-exact parser agree on every sample.
+    #[test]
+    fn skim_agrees_with_the_parser() {
+        let samples = [
+            "{\"a\": 1}", "{\"a\": 01}", "{\"a\": [1,2,]}", "{\"a\": \"\\ud800\"}", "{\"a\": 1e999}", "{\"a\": -}",
+            "{\"a\": {\"b\": {\"c\": []}}}", "{\"a\": \"x\u{7f}\"}", "{\"a\": 1} ", "{\"a\": 1}}", "{\"a\": tRue}",
+        ];
+        for s in samples {
+            assert_eq!(top_level_members(s).is_some(), crate::json::parse(s).is_ok(), "{s}");
+        }
+    }
+}
