@@ -247,8 +247,13 @@ const MISSES = [];
  * { notAbove: 'old' } (native ≤ old), { flat: x } (largest/smallest ≤ x,
  * checked by the caller), or null.
  */
-function row(name, { old = null, native = null, target = null, floor = null, met = undefined, targetText = undefined, speedup = undefined }) {
+function row(name, { old = null, native = null, target = null, floor = null, floorValue = undefined, met = undefined, targetText = undefined, speedup = undefined }) {
   if (speedup === undefined) speedup = old != null && native != null && native > 0 ? old / native : null;
+  // The time the target asks for, against the floor measured in the same run:
+  // a target below the floor cannot be met by any implementation on this disk.
+  if (floorValue === undefined) floorValue = typeof floor === 'number' ? floor : null;
+  const needs = target?.speedup && old != null ? old / target.speedup : null;
+  const belowFloor = needs != null && floorValue != null && needs < floorValue;
   let tText = targetText ?? '';
   if (met === undefined) {
     met = null;
@@ -263,7 +268,7 @@ function row(name, { old = null, native = null, target = null, floor = null, met
       met = old == null || native == null ? null : native <= old;
     }
   }
-  ROWS.push({ name, old, native, speedup, target: tText, floor, met });
+  ROWS.push({ name, old, native, speedup, target: tText, floor, met, belowFloor, needs });
   if (met === false) MISSES.push(name);
 }
 
@@ -288,7 +293,7 @@ function printTable() {
   for (const r of ROWS) {
     // Truncated, not rounded, so a 1.996x never prints as "2.00x" next to a miss.
     const sp = r.speedup == null ? '—' : typeof r.speedup === 'string' ? r.speedup : `${fmt(truncate(r.speedup))}x`;
-    const met = r.met == null ? '—' : r.met ? 'yes' : '**no**';
+    const met = r.met == null ? '—' : r.met ? 'yes' : r.belowFloor ? `**no**: target = ${fmt(r.needs)} µs, below the floor` : '**no**';
     lines.push(`| ${r.name} | ${fmt(r.old)} | ${fmt(r.native)} | ${sp} | ${r.target || '—'} | ${fmt(r.floor)} | ${met} |`);
   }
   return lines.join('\n');
@@ -395,7 +400,7 @@ function wAppend(impls) {
   }
   row('appendEvent, small events, one session', {
     old: res.js, native: res.native, target: { speedup: 10 },
-    floor: `${fmt(res.floor)} (in place: ${fmt(res.inPlace)})`,
+    floor: `${fmt(res.floor)} (in place: ${fmt(res.inPlace)})`, floorValue: res.inPlace,
   });
   NOTES.push(`append floor = appendFileSync of the package's own ${line.length}-byte line + writeFileSync of a ${snapText.length}-byte temp snapshot + renameSync ` +
     `(of which: append alone ${fmt(res.appendOnly)} µs, temp write + rename alone ${fmt(res.renameOnly)} µs; ` +
@@ -574,7 +579,15 @@ function wForeign(impls) {
         c.seq++;
       }, () => c.reader.getSnapshot(id));
     };
-    const res = alternate({ native: run('native'), js: impls.js ? run('js') : null });
+    // The floor of variant a: what any reader must do once another process
+    // rewrote the snapshot file, i.e. stat the journal and read that file
+    // (the package's own files, so sizes match), after the same untimed append.
+    const nat = ctx.native;
+    const floorA = () => perOpWith(CFG.foreignOpsA, () => nat.writer.appendEvent(smallEvent(id, ++nat.i)), () => {
+      fs.statSync(journalOf(nat.dir, id));
+      fs.readFileSync(snapshotOf(nat.dir, id));
+    });
+    const res = alternate({ native: run('native'), js: impls.js ? run('js') : null, floor: variant === 'a' ? floorA : null });
     // The reader must see what a fresh store replaying the journal sees.
     for (const [k, mod] of Object.entries(impls)) {
       const fresh = mod.createLiveSessionStore({ cwd: ctx[k].dir });
@@ -588,8 +601,9 @@ function wForeign(impls) {
     const label = variant === 'a'
       ? `read after another store appended 1 event (it rewrote the snapshot file), ${n.toLocaleString('en-US')}-event journal`
       : `read after a raw 1-line append (snapshot file stale), ${n.toLocaleString('en-US')}-event journal`;
-    row(label, { old: res.js, native: res.native, target: { speedup: 50 } });
+    row(label, { old: res.js, native: res.native, target: { speedup: 50 }, floor: res.floor });
   }
+  NOTES.push('read after another store appended: floor = statSync of the journal + readFileSync of the snapshot file the writer just rewrote.');
 }
 
 /** 5: listActiveSessions over 500 sessions, warm and from a fresh store. µs per session. */
