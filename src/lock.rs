@@ -361,12 +361,17 @@ fn unreadable_and_old(path: &Path) -> bool {
 }
 
 fn read_held(path: &Path) -> Option<Held> {
-    use std::io::Read;
     // A lock is one short line: no size probe, just read it.
     let mut bytes = Vec::with_capacity(512);
-    fs::File::open(path).ok()?.read_to_end(&mut bytes).ok()?;
+    platform::read_file_into(path, &mut bytes).ok()?;
     // Node decodes with U+FFFD replacement; invalid bytes outside a string
     // then fail JSON.parse, inside one they only change that string.
+    if let Some(held) = parse_held(&String::from_utf8_lossy(&bytes)) {
+        return Some(held);
+    }
+    // Unreadable content gets a lock removed, so make sure it was not a
+    // short read: read to the end the ordinary way before saying so.
+    bytes = fs::read(path).ok()?;
     parse_held(&String::from_utf8_lossy(&bytes))
 }
 

@@ -165,6 +165,36 @@ impl Drop for FileLock<'_> {
     }
 }
 
+/// Reads the file into `bytes` with `open`, `read`s and `close` only: no
+/// size probe (`fstat`, `lseek`) first. A read shorter than the space left
+/// is taken as the end of a regular file; were it not (some network file
+/// system), the text would be cut short and fail the validation every
+/// caller makes (snapshot files must parse and name the journal size, lock
+/// records must parse and carry a token): a slow path, never wrong data.
+pub fn read_file_into(path: &Path, bytes: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut file = File::open(path)?;
+    bytes.clear();
+    loop {
+        if bytes.len() == bytes.capacity() {
+            bytes.reserve(bytes.capacity().max(16 * 1024));
+        }
+        let spare = bytes.capacity() - bytes.len();
+        let start = bytes.len();
+        bytes.resize(bytes.capacity(), 0);
+        let read = file.read(&mut bytes[start..]);
+        bytes.truncate(start + *read.as_ref().unwrap_or(&0));
+        let n = match read {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 || n < spare {
+            return Ok(());
+        }
+    }
+}
+
 /// Milliseconds since the epoch, whole like `Date.now()`.
 pub fn now_ms() -> f64 {
     system_time_ms(SystemTime::now()).floor()

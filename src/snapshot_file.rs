@@ -149,7 +149,7 @@ impl Snapshot {
 /// with its `__nextSeq`. `None` sends the caller to replay.
 pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Snapshot, f64)> {
     READ_BUFFER.with_borrow_mut(|bytes| {
-        read_whole(path, bytes).ok()?;
+        platform::read_file_into(path, bytes).ok()?;
         let parsed = match std::str::from_utf8(bytes).ok().and_then(|text| skim_canonical(text, id, journal_bytes)) {
             Some((text, next_seq)) => Some((Snapshot::Text(text), next_seq)),
             None => parse_over_base(bytes, id, journal_bytes).map(|(o, n)| (Snapshot::Model(o), n)),
@@ -167,35 +167,6 @@ pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Snapshot,
 const READ_BUFFER_KEEP: usize = 256 * 1024;
 thread_local! {
     static READ_BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(16 * 1024));
-}
-
-/// Reads the file into `bytes` with `open`, `read`s and `close` only: no
-/// size probe (`fstat`, `lseek`) first. A read shorter than the space left
-/// is taken as the end of a regular file; were it not (some network file
-/// system), the text would be cut short, fail to parse or to match the
-/// journal size, and send the caller to replay: never a wrong snapshot.
-fn read_whole(path: &Path, bytes: &mut Vec<u8>) -> std::io::Result<()> {
-    use std::io::Read;
-    let mut file = File::open(path)?;
-    bytes.clear();
-    loop {
-        if bytes.len() == bytes.capacity() {
-            bytes.reserve(bytes.capacity().max(16 * 1024));
-        }
-        let spare = bytes.capacity() - bytes.len();
-        let start = bytes.len();
-        bytes.resize(bytes.capacity(), 0);
-        let read = file.read(&mut bytes[start..]);
-        bytes.truncate(start + *read.as_ref().unwrap_or(&0));
-        let n = match read {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 || n < spare {
-            return Ok(());
-        }
-    }
 }
 
 /// The fast path of [`hydrate`], for a file as either module writes it: the
