@@ -87,3 +87,30 @@ test('non-string file or cwd throws like path.resolve', () => {
   assert.throws(() => withSourceLockSync(5, 'me', () => 1), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
   assert.throws(() => sourceLockPath('f', 7), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
 });
+
+// path.resolve asks for process.cwd() only when it needs it, so an absolute
+// cwd option keeps working after the process's own cwd was deleted.
+test('an absolute cwd works even when the process cwd is gone', () => {
+  const dir = tempProject();
+  const gone = fs.mkdtempSync(path.join(path.dirname(dir), 'qln-gone-'));
+  const script = `
+    const n = require(${JSON.stringify(path.resolve('index.js'))});
+    process.chdir(${JSON.stringify(gone)});
+    require('node:fs').rmdirSync(${JSON.stringify(gone)});
+    const out = {
+      path: n.sourceLockPath('a.css', ${JSON.stringify(dir)}),
+      value: n.withSourceLockSync('a.css', 'me', () => 7, { cwd: ${JSON.stringify(dir)} }),
+      phase: n.createLiveSessionStore({ cwd: ${JSON.stringify(dir)} }).appendEvent({ type: 'generate', id: 's1' }).phase,
+    };
+    let relative;
+    try { n.sourceLockPath('a.css', 'rel'); relative = 'no error'; } catch (e) { relative = e.message; }
+    process.stdout.write(JSON.stringify({ ...out, relative }));
+  `;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.path, sourceLockPath('a.css', dir));
+  assert.equal(out.value, 7);
+  assert.equal(out.phase, 'generate_requested');
+  assert.match(out.relative, /process\.cwd\(\) failed/, 'a relative cwd still needs the process cwd');
+});

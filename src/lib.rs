@@ -155,13 +155,14 @@ fn describe_received(js: Js, v: napi_value) -> JsResult<String> {
     })
 }
 
-/// `path.resolve(cwd)` with `cwd` defaulting to `process.cwd()`.
+/// `path.resolve(cwd)` with `cwd` defaulting to `process.cwd()`. Like Node,
+/// it asks for the process cwd only when `cwd` is missing or relative (so a
+/// deleted process cwd does not matter to an absolute `cwd`).
 fn resolve_cwd(js: Js, cwd: Option<napi_value>) -> JsResult<PathBuf> {
-    let base = process_cwd(js)?;
-    match cwd {
-        None => Ok(base),
-        Some(v) => Ok(project_root::resolve_lexical(&base, &path_arg(js, v, 0)?)),
-    }
+    let Some(v) = cwd else { return process_cwd(js) };
+    let p = path_arg(js, v, 0)?;
+    let base = if p.starts_with('/') { PathBuf::from("/") } else { process_cwd(js)? };
+    Ok(project_root::resolve_lexical(&base, &p))
 }
 
 fn project_root_of(js: Js, abs_cwd: &Path) -> JsResult<PathBuf> {
