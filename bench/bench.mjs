@@ -209,6 +209,16 @@ function median(xs) {
  * (native, old, floor, native, old, floor, ...), and returns the median of
  * the counted rounds per contender.
  */
+/**
+ * Writes back every dirty page (and lets the file system commit) before a
+ * contender's round, untimed: otherwise one contender's deferred disk work
+ * (journal commits, and on this `discard` mount the trimming of the blocks
+ * the old module's renames free) lands in the next contender's round.
+ */
+function settleDisk() {
+  if (CFG.settle) spawnSync('sync');
+}
+
 function alternate(contenders, rounds = CFG.rounds, warmup = 1, budgetSec = Infinity) {
   const samples = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
   const t0 = now();
@@ -216,6 +226,7 @@ function alternate(contenders, rounds = CFG.rounds, warmup = 1, budgetSec = Infi
   for (let r = 0; r < warmup + rounds; r++) {
     for (const [k, run] of Object.entries(contenders)) {
       if (!run) continue;
+      settleDisk();
       const v = run(r);
       if (r >= warmup) samples[k].push(v);
     }
@@ -332,6 +343,7 @@ const CFG = QUICK ? {
   staleEvents: 5_000, staleScale: [1_000, 5_000, 20_000], foreignEvents: 10_000, foreignOpsA: 200, foreignOpsB: { native: 200, js: 3 },
   listSessions: 500, listWarmOps: 20, listFreshOps: 5, lockOps: 300, durableOps: 40, memorySessions: 1_000, memoryRounds: 5,
 };
+CFG.settle = !argv.includes('--no-settle');
 if (roundsArg >= 0) CFG.rounds = Math.max(5, Number(argv[roundsArg + 1]) || CFG.rounds);
 
 const WORKLOADS = ['append', 'snapshot', 'replay', 'replay-scale', 'replay-stale', 'foreign', 'list', 'lock', 'big', 'memory', 'durable'];
@@ -479,11 +491,40 @@ function wReplay(impls) {
     native: () => coldReplay(impls.native, dirs.native, id, n, out.native),
     js: impls.js ? () => coldReplay(impls.js, dirs.js, id, n, out.js) : null,
   });
-  row(`cold replay, ${n.toLocaleString('en-US')} events (µs/event)`, { old: res.js, native: res.native, target: { speedup: 8 } });
+  const floor = replayFloor(journalOf(dirs.native, id));
+  row(`cold replay, ${n.toLocaleString('en-US')} events (µs/event)`, {
+    old: res.js, native: res.native, target: { speedup: 8 },
+    floor: floor ? `${fmt(floor.serde)} (validate only: ${fmt(floor.validate)})` : null, floorValue: floor?.serde ?? null,
+  });
+  if (floor) {
+    NOTES.push(`cold replay floor, same journal, in Rust (cargo test replay_floor, medians of 7): parsing each line into a value tree with serde_json ` +
+      `${fmt(floor.serde)} µs/event; validating it only (serde IgnoredAny, nothing built) ${fmt(floor.validate)}; this package's parser ` +
+      `${fmt(floor.ours)}; its whole replay ${fmt(floor.replay)} (no Node-API, no snapshot file).`);
+  }
   const expect = PHASE_AFTER[(n - 1) % CYCLE];
   if (out.native.snapshot?.phase !== expect) MISSES.push(`cold replay: native phase ${out.native.snapshot?.phase}, expected ${expect}`);
   checkSame(`cold replay ${n}`, out.native.snapshot, out.js.snapshot);
   NOTES.push(`cold replay ${n}: whole replay ${fmt(res.native * n / 1000)} ms native` + (res.js ? `, ${fmt(res.js * n / 1000)} ms old` : '') + '.');
+}
+
+/**
+ * The parse floor of a replay, measured by the crate's ignored `replay_floor`
+ * test on the very journal the workload replayed: what parsing each line into
+ * a value tree costs with serde_json (the reducer stores parts of events, so
+ * a replay must build at least that), and validation alone for comparison.
+ */
+function replayFloor(journal) {
+  log('replay floor: cargo test --release --lib replay_floor (builds the test binary on first use) ...');
+  const r = spawnSync('cargo', ['test', '--release', '--lib', 'replay_floor', '--', '--ignored', '--nocapture', '--test-threads=1'], {
+    cwd: PACKAGE_DIR, env: { ...process.env, QLN_FLOOR_JOURNAL: journal }, encoding: 'utf8', maxBuffer: 1 << 24,
+  });
+  const m = /replay-floor parse_serde_value_us_per_event=([\d.]+) validate_us_per_event=([\d.]+) ours_parse_us_per_event=([\d.]+) replay_us_per_event=([\d.]+)/
+    .exec(r.stdout || '');
+  if (!m) {
+    NOTES.push(`cold replay floor not measured: cargo test replay_floor gave no figures (${r.error?.message ?? `exit ${r.status}`}).`);
+    return null;
+  }
+  return { serde: Number(m[1]), validate: Number(m[2]), ours: Number(m[3]), replay: Number(m[4]) };
 }
 
 /** 3b: native µs/event at growing journal lengths (flatness). */
