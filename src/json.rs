@@ -7,7 +7,7 @@
 //! surrogates are escaped as `\udxxx`. Byte-identical output is what lets a JS
 //! process and a native one share a sessions directory.
 
-use crate::value::{number_to_string, JsStr, Object, Value};
+use crate::value::{key_hash, number_to_string, JsStr, Object, Value};
 
 /// Nesting deeper than this is refused. V8's own `JSON.stringify` fails near
 /// 4,200 levels on Node 20, so no line the old module could write comes near
@@ -97,7 +97,7 @@ impl<'a> Parser<'a> {
             if self.b.get(self.i) != Some(&b'"') {
                 return Err(self.err("Expected property name or '}' in JSON"));
             }
-            let key = self.key()?;
+            let (key, hash) = self.key()?;
             self.skip_ws();
             if self.b.get(self.i) != Some(&b':') {
                 return Err(self.err("Expected ':' after property name in JSON"));
@@ -105,7 +105,7 @@ impl<'a> Parser<'a> {
             self.i += 1;
             self.skip_ws();
             let v = self.value(depth + 1)?;
-            obj.set_js(key, v);
+            obj.set_js_hashed(key, hash, v);
             self.skip_ws();
             match self.b.get(self.i) {
                 Some(b',') => self.i += 1,
@@ -178,8 +178,9 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// A property name: the common plain ones are interned.
-    fn key(&mut self) -> Result<JsStr, ParseError> {
+    /// A property name and its [`Object`] hash: the common plain ones are
+    /// interned.
+    fn key(&mut self) -> Result<(JsStr, u32), ParseError> {
         let start = self.i + 1;
         let plain_len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
         if let Some(n) = plain_len {
@@ -188,7 +189,9 @@ impl<'a> Parser<'a> {
                 return Ok(JsStr::key(&self.text[start..start + n]));
             }
         }
-        self.string()
+        let key = self.string()?;
+        let hash = key_hash(&key);
+        Ok((key, hash))
     }
 
     fn string(&mut self) -> Result<JsStr, ParseError> {

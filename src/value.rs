@@ -40,9 +40,15 @@ impl JsStr {
         }
     }
 
-    /// A key as parsed: interned when it is one the store knows.
-    pub fn key(s: &str) -> JsStr {
-        match intern(s) {
+    /// A key as parsed, with its [`Object`] hash: interned when it is one
+    /// the store knows.
+    pub fn key(s: &str) -> (JsStr, u32) {
+        let hash = hash_bytes(s.as_bytes());
+        (JsStr::interned_or_owned(s, hash), hash)
+    }
+
+    fn interned_or_owned(s: &str, hash: u32) -> JsStr {
+        match intern(s, hash) {
             Some(k) => JsStr::Static(k),
             None => JsStr::Utf8(s.to_owned()),
         }
@@ -235,17 +241,52 @@ impl Value {
 
 pub static UNDEFINED: Value = Value::Undefined;
 
-/// The keys journals and snapshots repeat on every line.
-fn intern(s: &str) -> Option<&'static str> {
-    const KNOWN: [&str; 24] = [
-        "seq", "id", "type", "ts", "event", "revision", "revisionDomain", "reason", "owner", "variant", "variantId",
-        "count", "at", "durationMs", "plan", "waivers", "url", "error", "message", "file", "token", "line",
-        "screenshotPath", "carbonize",
-    ];
-    if let Some(k) = crate::reducer::BASE_KEYS.iter().find(|k| **k == s) {
-        return Some(k);
+/// The keys events repeat on every line, beside the snapshot's own.
+const EVENT_KEYS: [&str; 23] = [
+    "seq", "type", "ts", "event", "revision", "revisionDomain", "reason", "owner", "variant", "variantId", "count",
+    "at", "durationMs", "plan", "waivers", "url", "error", "message", "file", "token", "line", "screenshotPath",
+    "carbonize",
+];
+
+const BASE: [&str; 32] = crate::reducer::BASE_KEYS;
+const KNOWN_KEYS: [&str; BASE.len() + EVENT_KEYS.len()] = {
+    let mut all = [""; BASE.len() + EVENT_KEYS.len()];
+    let mut i = 0;
+    while i < all.len() {
+        all[i] = if i < BASE.len() { BASE[i] } else { EVENT_KEYS[i - BASE.len()] };
+        i += 1;
     }
-    KNOWN.iter().find(|k| **k == s).copied()
+    all
+};
+
+/// Open-addressed table over [`KNOWN_KEYS`] by [`hash_bytes`]: slot holds
+/// index + 1, 0 is empty. Built at compile time so interning a parsed key
+/// costs one hash (which the object needs anyway) and usually one compare.
+const INTERN_SLOTS: usize = 256;
+static INTERN_TABLE: [u8; INTERN_SLOTS] = {
+    let mut table = [0u8; INTERN_SLOTS];
+    let mut i = 0;
+    while i < KNOWN_KEYS.len() {
+        let mut slot = hash_bytes(KNOWN_KEYS[i].as_bytes()) as usize % INTERN_SLOTS;
+        while table[slot] != 0 {
+            slot = (slot + 1) % INTERN_SLOTS;
+        }
+        table[slot] = (i + 1) as u8;
+        i += 1;
+    }
+    table
+};
+
+/// The interned copy of `s`, given `hash == hash_bytes(s)`.
+fn intern(s: &str, hash: u32) -> Option<&'static str> {
+    let mut slot = hash as usize % INTERN_SLOTS;
+    loop {
+        let known = KNOWN_KEYS[usize::from(INTERN_TABLE[slot]).checked_sub(1)?];
+        if known == s {
+            return Some(known);
+        }
+        slot = (slot + 1) % INTERN_SLOTS;
+    }
 }
 
 fn join_array(items: &[Value]) -> JsStr {
@@ -478,18 +519,31 @@ impl Object {
         self.entries.iter()
     }
 
+    #[inline]
     fn position(&self, key: &str) -> Option<usize> {
-        let h = hash_bytes(key.as_bytes());
-        self.hashes.iter().enumerate().find(|(i, kh)| **kh == h && self.entries[*i].0.eq_str(key)).map(|(i, _)| i)
+        self.position_hashed(key, hash_bytes(key.as_bytes()))
+    }
+
+    fn position_hashed(&self, key: &str, hash: u32) -> Option<usize> {
+        let mut from = 0;
+        while let Some(at) = self.hashes[from..].iter().position(|kh| *kh == hash) {
+            let i = from + at;
+            if self.entries[i].0.eq_str(key) {
+                return Some(i);
+            }
+            from = i + 1;
+        }
+        None
     }
 
     fn position_js(&self, key: &JsStr) -> Option<usize> {
+        self.position_js_hashed(key, key_hash(key))
+    }
+
+    fn position_js_hashed(&self, key: &JsStr, hash: u32) -> Option<usize> {
         match key.as_str() {
-            Some(s) => self.position(s),
-            None => {
-                let h = key_hash(key);
-                self.hashes.iter().enumerate().find(|(i, kh)| **kh == h && self.entries[*i].0 == *key).map(|(i, _)| i)
-            }
+            Some(s) => self.position_hashed(s, hash),
+            None => self.hashes.iter().enumerate().find(|(i, kh)| **kh == hash && self.entries[*i].0 == *key).map(|(i, _)| i),
         }
     }
 
@@ -507,30 +561,37 @@ impl Object {
 
     /// `obj[key] = value` as a data property: an existing key keeps its place.
     pub fn set(&mut self, key: &str, value: Value) {
-        match self.position(key) {
+        let hash = hash_bytes(key.as_bytes());
+        match self.position_hashed(key, hash) {
             Some(i) => self.entries[i].1 = value,
-            None => self.insert_new(JsStr::from(key), value),
+            None => self.insert_new(JsStr::interned_or_owned(key, hash), hash, value),
         }
     }
 
     pub fn set_js(&mut self, key: JsStr, value: Value) {
-        match self.position_js(&key) {
+        let hash = key_hash(&key);
+        self.set_js_hashed(key, hash, value);
+    }
+
+    /// [`Object::set_js`] for a caller that already has `hash == key_hash(&key)`.
+    pub fn set_js_hashed(&mut self, key: JsStr, hash: u32, value: Value) {
+        match self.position_js_hashed(&key, hash) {
             Some(i) => self.entries[i].1 = value,
-            None => self.insert_new(key, value),
+            None => self.insert_new(key, hash, value),
         }
     }
 
-    fn insert_new(&mut self, key: JsStr, value: Value) {
+    fn insert_new(&mut self, key: JsStr, hash: u32, value: Value) {
         match array_index(&key) {
             Some(idx) => {
                 let at = self.entries[..self.index_keys]
                     .partition_point(|(k, _)| array_index(k).is_some_and(|i| i < idx));
-                self.hashes.insert(at, key_hash(&key));
+                self.hashes.insert(at, hash);
                 self.entries.insert(at, (key, value));
                 self.index_keys += 1;
             }
             None => {
-                self.hashes.push(key_hash(&key));
+                self.hashes.push(hash);
                 self.entries.push((key, value));
             }
         }
@@ -564,17 +625,47 @@ impl Object {
     }
 }
 
-/// FNV-1a over a key's UTF-8 bytes. A UTF-16 key always holds a lone
-/// surrogate, so it never equals a UTF-8 one and may hash its units instead.
-fn key_hash(key: &JsStr) -> u32 {
+/// The hash lookups compare before comparing text. A UTF-16 key always holds
+/// a lone surrogate, so it never equals a UTF-8 one and may hash its units
+/// (FNV-1a) instead.
+pub fn key_hash(key: &JsStr) -> u32 {
     match key.as_str() {
         Some(s) => hash_bytes(s.as_bytes()),
         None => key.units().fold(0x811c_9dc5u32, |h, u| (h ^ u32::from(u)).wrapping_mul(0x0100_0193)),
     }
 }
 
-fn hash_bytes(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
+/// A hash of a key's length and its first and last eight bytes: constant
+/// time whatever the length, because a replayed event looks up dozens of
+/// keys of up to 29 bytes in the snapshot, and a byte-at-a-time hash was a
+/// serial multiply chain per byte. Keys that share length, head and tail
+/// only collide, and a collision costs one text compare, never a wrong hit.
+/// `const` so the intern table and literal keys fold at compile time.
+const fn hash_bytes(b: &[u8]) -> u32 {
+    let n = b.len();
+    let (head, tail) = if n >= 8 {
+        (load_le(b, 0, 8), load_le(b, n - 8, 8))
+    } else if n >= 4 {
+        (load_le(b, 0, 4), load_le(b, n - 4, 4))
+    } else if n > 0 {
+        ((b[0] as u64) | (b[n / 2] as u64) << 8 | (b[n - 1] as u64) << 16, 0)
+    } else {
+        (0, 0)
+    };
+    let x = (head ^ 0x9e37_79b9_7f4a_7c15).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ tail.rotate_left(31) ^ n as u64;
+    let x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    (x >> 32) as u32
+}
+
+/// `len` bytes (at most 8) of `b` from `at`, little-endian.
+const fn load_le(b: &[u8], at: usize, len: usize) -> u64 {
+    let mut v = 0u64;
+    let mut i = 0;
+    while i < len {
+        v |= (b[at + i] as u64) << (8 * i);
+        i += 1;
+    }
+    v
 }
 
 /// A canonical array index (`"0"`, `"17"`, below 2^32 - 1), which V8 orders
@@ -716,6 +807,23 @@ mod tests {
         o.set("1", Value::Null);
         let keys: Vec<String> = o.iter().map(|(k, _)| k.to_lossy()).collect();
         assert_eq!(keys, ["1", "10", "b", "a", "4294967295", "01"]);
+    }
+
+    #[test]
+    fn known_keys_intern_and_others_do_not() {
+        for k in KNOWN_KEYS {
+            assert!(matches!(JsStr::key(k).0, JsStr::Static(s) if s == k), "{k}");
+        }
+        for k in ["", "x", "Phase", "phase ", "seqs", "generationCanceledAtX"] {
+            assert!(matches!(JsStr::key(k).0, JsStr::Utf8(_)), "{k}");
+        }
+        let mut o = Object::new();
+        for k in KNOWN_KEYS.iter().chain(["", "a", "ab", "abc", "abcd", "abcdefgh", "abcdefghi"].iter()) {
+            o.set(k, Value::str(k));
+        }
+        for (k, v) in o.iter() {
+            assert!(o.get(k.as_str().unwrap()).unwrap().strict_equals(v));
+        }
     }
 
     #[test]
