@@ -200,7 +200,7 @@ impl<'a> Parser<'a> {
         if let Some(n) = plain_len {
             if self.b[start + n] == b'"' {
                 self.i = start + n + 1;
-                return Ok(JsStr::Utf8(self.text[start..start + n].to_owned()));
+                return Ok(JsStr::from(&self.text[start..start + n]));
             }
         }
         self.i += 1;
@@ -425,9 +425,8 @@ fn write_object(out: &mut String, o: &Object, indent: Option<usize>, level: usiz
 pub fn write_string(out: &mut String, s: &JsStr) {
     out.push('"');
     match s {
-        JsStr::Utf8(text) => write_escaped_utf8(out, text),
-        JsStr::Static(text) => write_escaped_utf8(out, text),
         JsStr::Utf16(units) => write_escaped_utf16(out, units),
+        text => write_escaped_utf8(out, text.as_str().unwrap_or_default()),
     }
     out.push('"');
 }

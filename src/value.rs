@@ -10,18 +10,65 @@
 
 use std::cmp::Ordering;
 
-/// A JavaScript string. Almost every string is valid UTF-16 and is kept as a
-/// Rust `String`; one holding a lone surrogate (legal in JS and in JSON via
+/// A JavaScript string. Almost every string is valid UTF-16 and is kept as
+/// UTF-8 text; one holding a lone surrogate (legal in JS and in JSON via
 /// `\udXXX` escapes) is kept as raw UTF-16 so it round-trips unchanged.
-/// Invariant: `Utf16` always contains at least one lone surrogate, so the two
-/// variants never hold equal strings.
+/// Invariant: `Utf16` always contains at least one lone surrogate, so it never
+/// holds a string equal to one of the UTF-8 variants. Which UTF-8 variant
+/// holds a text is not observable: everything compares through `as_str`.
 #[derive(Clone, Debug)]
 pub enum JsStr {
     Utf8(String),
     /// A well-known key (`seq`, `phase`, ...): no allocation per occurrence,
     /// which is most of what replaying a long journal would otherwise allocate.
     Static(&'static str),
+    /// Short text (ids, event types, timestamps, urls) held in place: no
+    /// allocation to parse, copy or free it, at no cost in size.
+    Inline(InlineStr),
     Utf16(Vec<u16>),
+}
+
+pub use inline::InlineStr;
+
+mod inline {
+    /// Bytes held in place: with the length byte and `JsStr`'s tag this is
+    /// exactly the size of the `String` variant, so `JsStr` does not grow.
+    pub const CAPACITY: usize = 30;
+
+    /// UTF-8 text of at most [`CAPACITY`] bytes, stored in place.
+    /// Invariant: `bytes[..len]` is a copy of a `&str`, hence valid UTF-8;
+    /// the fields are private to this module so nothing else can break it.
+    #[derive(Clone, Copy)]
+    pub struct InlineStr {
+        len: u8,
+        bytes: [u8; CAPACITY],
+    }
+
+    impl InlineStr {
+        pub fn new(s: &str) -> Option<InlineStr> {
+            if s.len() > CAPACITY {
+                return None;
+            }
+            let mut bytes = [0u8; CAPACITY];
+            bytes[..s.len()].copy_from_slice(s.as_bytes());
+            Some(InlineStr { len: s.len() as u8, bytes })
+        }
+
+        #[inline]
+        pub fn as_str(&self) -> &str {
+            let b = &self.bytes[..usize::from(self.len)];
+            // SAFETY: `new` is the only constructor and copies `len` bytes of
+            // a `&str`, so `b` is valid UTF-8; it runs on every property read
+            // and string compare, where re-validating would cost a scan.
+            unsafe { std::str::from_utf8_unchecked(b) }
+        }
+    }
+
+    impl std::fmt::Debug for InlineStr {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.as_str().fmt(f)
+        }
+    }
 }
 
 impl JsStr {
@@ -32,10 +79,12 @@ impl JsStr {
         }
     }
 
+    #[inline]
     pub fn as_str(&self) -> Option<&str> {
         match self {
             JsStr::Utf8(s) => Some(s),
             JsStr::Static(s) => Some(s),
+            JsStr::Inline(s) => Some(s.as_str()),
             JsStr::Utf16(_) => None,
         }
     }
@@ -50,7 +99,7 @@ impl JsStr {
     fn interned_or_owned(s: &str, hash: u32) -> JsStr {
         match intern(s, hash) {
             Some(k) => JsStr::Static(k),
-            None => JsStr::Utf8(s.to_owned()),
+            None => JsStr::from(s),
         }
     }
 
@@ -94,7 +143,10 @@ impl PartialEq for JsStr {
 
 impl From<&str> for JsStr {
     fn from(s: &str) -> JsStr {
-        JsStr::Utf8(s.to_owned())
+        match InlineStr::new(s) {
+            Some(inline) => JsStr::Inline(inline),
+            None => JsStr::Utf8(s.to_owned()),
+        }
     }
 }
 
@@ -528,7 +580,7 @@ impl Object {
         let mut from = 0;
         while let Some(at) = self.hashes[from..].iter().position(|kh| *kh == hash) {
             let i = from + at;
-            if self.entries[i].0.eq_str(key) {
+            if self.entries[i].0.as_str().is_some_and(|k| text_eq(k, key)) {
                 return Some(i);
             }
             from = i + 1;
@@ -623,6 +675,25 @@ impl Object {
         self.hashes.remove(i);
         Some(self.entries.remove(i).1)
     }
+}
+
+/// `a == b`, inline: keys are short, and on a hash hit they are almost
+/// always equal, so a library `memcmp` call per lookup cost more than the
+/// compare. Interned keys are usually the very same bytes.
+#[inline]
+fn text_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    if std::ptr::eq(a.as_ptr(), b.as_ptr()) {
+        return true;
+    }
+    let n = a.len();
+    if n >= 8 && n <= 16 {
+        return load_le(a, 0, 8) == load_le(b, 0, 8) && load_le(a, n - 8, 8) == load_le(b, n - 8, 8);
+    }
+    a == b
 }
 
 /// The hash lookups compare before comparing text. A UTF-16 key always holds
@@ -815,7 +886,7 @@ mod tests {
             assert!(matches!(JsStr::key(k).0, JsStr::Static(s) if s == k), "{k}");
         }
         for k in ["", "x", "Phase", "phase ", "seqs", "generationCanceledAtX"] {
-            assert!(matches!(JsStr::key(k).0, JsStr::Utf8(_)), "{k}");
+            assert!(!matches!(JsStr::key(k).0, JsStr::Static(_)), "{k}");
         }
         let mut o = Object::new();
         for k in KNOWN_KEYS.iter().chain(["", "a", "ab", "abc", "abcd", "abcdefgh", "abcdefghi"].iter()) {
