@@ -24,13 +24,18 @@ pub struct ParseError {
 pub fn parse(text: &str) -> Result<Value, ParseError> {
     let mut p = Parser { b: text.as_bytes(), i: 0, text };
     p.skip_ws();
-    let v = p.value(0)?;
+    let v = p.value(0).map_err(|e| *e)?;
     p.skip_ws();
     if p.i != p.b.len() {
-        return Err(p.err("Unexpected non-whitespace character after JSON"));
+        return Err(*p.err("Unexpected non-whitespace character after JSON"));
     }
     Ok(v)
 }
+
+/// Errors travel boxed inside the parser: `Result<Value, Box<_>>` is no
+/// bigger than a `Value`, and every nested value passes through one, so an
+/// unboxed error made each level copy and test a larger result.
+type Parsed<T> = Result<T, Box<ParseError>>;
 
 struct Parser<'a> {
     b: &'a [u8],
@@ -39,8 +44,8 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    fn err(&self, what: &str) -> ParseError {
-        ParseError { offset: self.i, message: format!("{} at position {}", what, self.utf16_offset()) }
+    fn err(&self, what: &str) -> Box<ParseError> {
+        Box::new(ParseError { offset: self.i, message: format!("{} at position {}", what, self.utf16_offset()) })
     }
 
     fn utf16_offset(&self) -> usize {
@@ -58,7 +63,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
+    fn value(&mut self, depth: usize) -> Parsed<Value> {
         if depth > MAX_DEPTH {
             return Err(self.err("Nesting too deep"));
         }
@@ -75,7 +80,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn literal(&mut self, word: &str, v: Value) -> Result<Value, ParseError> {
+    fn literal(&mut self, word: &str, v: Value) -> Parsed<Value> {
         if self.b[self.i..].starts_with(word.as_bytes()) {
             self.i += word.len();
             Ok(v)
@@ -84,7 +89,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
+    fn object(&mut self, depth: usize) -> Parsed<Value> {
         self.i += 1;
         let mut obj = Object::with_capacity(8);
         self.skip_ws();
@@ -118,7 +123,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
+    fn array(&mut self, depth: usize) -> Parsed<Value> {
         self.i += 1;
         let mut items = Vec::new();
         self.skip_ws();
@@ -141,7 +146,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn number(&mut self) -> Result<Value, ParseError> {
+    fn number(&mut self) -> Parsed<Value> {
         let start = self.i;
         if self.b[self.i] == b'-' {
             self.i += 1;
@@ -180,7 +185,7 @@ impl<'a> Parser<'a> {
 
     /// A property name and its [`Object`] hash: the common plain ones are
     /// interned.
-    fn key(&mut self) -> Result<(JsStr, u32), ParseError> {
+    fn key(&mut self) -> Parsed<(JsStr, u32)> {
         let start = self.i + 1;
         let plain_len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
         if let Some(n) = plain_len {
@@ -194,7 +199,7 @@ impl<'a> Parser<'a> {
         Ok((key, hash))
     }
 
-    fn string(&mut self) -> Result<JsStr, ParseError> {
+    fn string(&mut self) -> Parsed<JsStr> {
         let start = self.i + 1;
         let plain_len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
         if let Some(n) = plain_len {
@@ -226,7 +231,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn escape(&mut self, out: &mut StrBuilder) -> Result<(), ParseError> {
+    fn escape(&mut self, out: &mut StrBuilder) -> Parsed<()> {
         self.i += 1;
         let c = self.b.get(self.i).copied();
         self.i += 1;
@@ -253,7 +258,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn hex4(&mut self) -> Result<u16, ParseError> {
+    fn hex4(&mut self) -> Parsed<u16> {
         let digits = self.b.get(self.i..self.i + 4).ok_or_else(|| self.err("Bad Unicode escape in JSON"))?;
         let mut unit = 0u16;
         for d in digits {
