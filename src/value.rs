@@ -548,16 +548,29 @@ fn layout_digits(digits: &str, n: i32) -> String {
 /// ascending numeric order, then every other key in insertion order.
 #[derive(Clone, Debug, Default)]
 pub struct Object {
-    entries: Vec<(JsStr, Value)>,
-    /// `key_hash` of each entry's key, in step with `entries`: lookups scan
-    /// these small integers and compare strings only on a hit, which matters
-    /// for a 32-key snapshot read dozens of times per replayed event.
-    hashes: Vec<u32>,
-    /// How many leading entries are array-index keys.
-    index_keys: usize,
+    /// One allocation per object: a parsed event builds several objects per
+    /// line, and a second vector of hashes doubled their allocations.
+    entries: Vec<Entry>,
     /// A prototype other than `Object.prototype`. Only `obj.__proto__ = {...}`
     /// (an agent phase named `__proto__`) sets one; spreads and JSON drop it.
     proto: Option<Box<Value>>,
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    key: JsStr,
+    value: Value,
+    /// `key_hash(&key)`: lookups compare these and compare text only on a
+    /// hit, which matters for a 32-key snapshot read dozens of times per
+    /// replayed event.
+    hash: u32,
+}
+
+impl Entry {
+    #[inline]
+    fn is(&self, key: &str, hash: u32) -> bool {
+        self.hash == hash && self.key.as_str().is_some_and(|k| text_eq(k, key))
+    }
 }
 
 impl Object {
@@ -566,7 +579,7 @@ impl Object {
     }
 
     pub fn with_capacity(n: usize) -> Object {
-        Object { entries: Vec::with_capacity(n), hashes: Vec::with_capacity(n), index_keys: 0, proto: None }
+        Object { entries: Vec::with_capacity(n), proto: None }
     }
 
     pub fn len(&self) -> usize {
@@ -577,8 +590,8 @@ impl Object {
         self.entries.is_empty()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &(JsStr, Value)> {
-        self.entries.iter()
+    pub fn iter(&self) -> impl Iterator<Item = (&JsStr, &Value)> {
+        self.entries.iter().map(|e| (&e.key, &e.value))
     }
 
     #[inline]
@@ -588,19 +601,11 @@ impl Object {
 
     fn position_hashed(&self, key: &str, hash: u32) -> Option<usize> {
         if let Some(i) = base_position(hash) {
-            if self.hashes.get(i) == Some(&hash) && self.entries[i].0.as_str().is_some_and(|k| text_eq(k, key)) {
+            if self.entries.get(i).is_some_and(|e| e.is(key, hash)) {
                 return Some(i);
             }
         }
-        let mut from = 0;
-        while let Some(at) = self.hashes[from..].iter().position(|kh| *kh == hash) {
-            let i = from + at;
-            if self.entries[i].0.as_str().is_some_and(|k| text_eq(k, key)) {
-                return Some(i);
-            }
-            from = i + 1;
-        }
-        None
+        self.entries.iter().position(|e| e.is(key, hash))
     }
 
     fn position_js(&self, key: &JsStr) -> Option<usize> {
@@ -610,16 +615,16 @@ impl Object {
     fn position_js_hashed(&self, key: &JsStr, hash: u32) -> Option<usize> {
         match key.as_str() {
             Some(s) => self.position_hashed(s, hash),
-            None => self.hashes.iter().enumerate().find(|(i, kh)| **kh == hash && self.entries[*i].0 == *key).map(|(i, _)| i),
+            None => self.entries.iter().position(|e| e.hash == hash && e.key == *key),
         }
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.position(key).map(|i| &self.entries[i].1)
+        self.position(key).map(|i| &self.entries[i].value)
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        self.position(key).map(move |i| &mut self.entries[i].1)
+        self.position(key).map(move |i| &mut self.entries[i].value)
     }
 
     pub fn contains_key(&self, key: &JsStr) -> bool {
@@ -630,7 +635,7 @@ impl Object {
     pub fn set(&mut self, key: &str, value: Value) {
         let hash = hash_bytes(key.as_bytes());
         match self.position_hashed(key, hash) {
-            Some(i) => self.entries[i].1 = value,
+            Some(i) => self.entries[i].value = value,
             None => self.insert_new(JsStr::interned_or_owned(key, hash), hash, value),
         }
     }
@@ -643,25 +648,20 @@ impl Object {
     /// [`Object::set_js`] for a caller that already has `hash == key_hash(&key)`.
     pub fn set_js_hashed(&mut self, key: JsStr, hash: u32, value: Value) {
         match self.position_js_hashed(&key, hash) {
-            Some(i) => self.entries[i].1 = value,
+            Some(i) => self.entries[i].value = value,
             None => self.insert_new(key, hash, value),
         }
     }
 
     fn insert_new(&mut self, key: JsStr, hash: u32, value: Value) {
-        match array_index(&key) {
-            Some(idx) => {
-                let at = self.entries[..self.index_keys]
-                    .partition_point(|(k, _)| array_index(k).is_some_and(|i| i < idx));
-                self.hashes.insert(at, hash);
-                self.entries.insert(at, (key, value));
-                self.index_keys += 1;
-            }
-            None => {
-                self.hashes.push(hash);
-                self.entries.push((key, value));
-            }
-        }
+        // Index keys lead in ascending order, so "index below `idx`" holds
+        // for a prefix of all entries and the insertion point is where it
+        // stops holding; any other key goes last.
+        let at = match array_index(&key) {
+            Some(idx) => self.entries.partition_point(|e| array_index(&e.key).is_some_and(|i| i < idx)),
+            None => self.entries.len(),
+        };
+        self.entries.insert(at, Entry { key, value, hash });
     }
 
     pub fn proto(&self) -> Option<&Value> {
@@ -678,17 +678,13 @@ impl Object {
 
     /// What `{ ...obj }` keeps: the own keys, not the prototype.
     pub fn without_proto(&self) -> Option<Object> {
-        self.proto.as_ref().map(|_| Object { entries: self.entries.clone(), hashes: self.hashes.clone(), index_keys: self.index_keys, proto: None })
+        self.proto.as_ref().map(|_| Object { entries: self.entries.clone(), proto: None })
     }
 
     /// `delete obj[key]`.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let i = self.position(key)?;
-        if i < self.index_keys {
-            self.index_keys -= 1;
-        }
-        self.hashes.remove(i);
-        Some(self.entries.remove(i).1)
+        Some(self.entries.remove(i).value)
     }
 }
 
@@ -705,7 +701,7 @@ fn text_eq(a: &str, b: &str) -> bool {
         return true;
     }
     let n = a.len();
-    if n >= 8 && n <= 16 {
+    if (8..=16).contains(&n) {
         return load_le(a, 0, 8) == load_le(b, 0, 8) && load_le(a, n - 8, 8) == load_le(b, n - 8, 8);
     }
     a == b
