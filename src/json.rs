@@ -174,6 +174,9 @@ impl<'a> Parser<'a> {
             self.digits();
         }
         let text = &self.text[start..self.i];
+        if let Some(n) = small_integer(text) {
+            return Ok(Value::Number(n));
+        }
         text.parse::<f64>().map(Value::Number).map_err(|_| self.err("Bad number"))
     }
 
@@ -187,12 +190,10 @@ impl<'a> Parser<'a> {
     /// interned.
     fn key(&mut self) -> Parsed<(JsStr, u32)> {
         let start = self.i + 1;
-        let plain_len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
-        if let Some(n) = plain_len {
-            if self.b[start + n] == b'"' {
-                self.i = start + n + 1;
-                return Ok(JsStr::key(&self.text[start..start + n]));
-            }
+        let n = plain_len(&self.b[start..]);
+        if self.b.get(start + n) == Some(&b'"') {
+            self.i = start + n + 1;
+            return Ok(JsStr::key(&self.text[start..start + n]));
         }
         let key = self.string()?;
         let hash = key_hash(&key);
@@ -201,23 +202,16 @@ impl<'a> Parser<'a> {
 
     fn string(&mut self) -> Parsed<JsStr> {
         let start = self.i + 1;
-        let plain_len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
-        if let Some(n) = plain_len {
-            if self.b[start + n] == b'"' {
-                self.i = start + n + 1;
-                return Ok(JsStr::from(&self.text[start..start + n]));
-            }
+        let n = plain_len(&self.b[start..]);
+        if self.b.get(start + n) == Some(&b'"') {
+            self.i = start + n + 1;
+            return Ok(JsStr::from(&self.text[start..start + n]));
         }
         self.i += 1;
         let mut out = StrBuilder::default();
         loop {
             let run_start = self.i;
-            while let Some(&c) = self.b.get(self.i) {
-                if c == b'"' || c == b'\\' || c < 0x20 {
-                    break;
-                }
-                self.i += 1;
-            }
+            self.i += plain_len(&self.b[self.i..]);
             out.push_str(&self.text[run_start..self.i]);
             match self.b.get(self.i) {
                 None => return Err(self.err("Unterminated string in JSON")),
@@ -268,6 +262,48 @@ impl<'a> Parser<'a> {
         self.i += 4;
         Ok(unit)
     }
+}
+
+/// How many leading bytes of `b` a string literal takes as they are: up to
+/// the first quote, backslash or control character. Eight bytes per step:
+/// a journal line is mostly string text, and a byte at a time with three
+/// compares each was the parser's largest cost after building values.
+fn plain_len(b: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        // Per byte, the high bit flags a zero byte after XOR with the target
+        // (a quote or backslash) or a byte below 0x20. A flag can be wrong
+        // only above a byte rightly flagged, so the lowest flag is exact.
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let backslash = x ^ (ONES * u64::from(b'\\'));
+        let flags = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (x.wrapping_sub(ONES * 0x20) & !x);
+        let flags = flags & HIGH;
+        if flags != 0 {
+            return i + flags.trailing_zeros() as usize / 8;
+        }
+        i += 8;
+    }
+    i + b[i..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(b.len() - i)
+}
+
+/// A JSON integer of at most 15 digits (sequence numbers, revisions, counts,
+/// epoch milliseconds) is exact in an f64 built from a u64, so it needs no
+/// general decimal conversion. `-0` keeps its sign, as in `JSON.parse`.
+fn small_integer(text: &str) -> Option<f64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 15 || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let n = digits.bytes().fold(0u64, |n, c| n * 10 + u64::from(c - b'0')) as f64;
+    Some(if negative { -n } else { n })
 }
 
 /// Builds a JS string, staying in UTF-8 until a lone surrogate forces UTF-16.
@@ -500,6 +536,37 @@ mod tests {
             assert!(parse(bad).is_err(), "{bad:?} should fail");
         }
         assert!(parse(" \r\n\t{} \r").is_ok());
+    }
+
+    #[test]
+    fn plain_run_stops_at_the_first_special_byte() {
+        let specials = [b'"', b'\\', 0x00, 0x1f, b'\n'];
+        for len in 0..20 {
+            for at in 0..=len {
+                for &special in &specials {
+                    let mut b = vec![b'a'; len];
+                    b.extend_from_slice(&[0xe2, 0x80, 0xa8, b' ', 0x7f, 0x20]);
+                    if at < len {
+                        b[at] = special;
+                        b[len..].iter_mut().enumerate().for_each(|(j, c)| *c = if j % 2 == 0 { special } else { b'x' });
+                    }
+                    let want = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(b.len());
+                    assert_eq!(plain_len(&b), want, "{b:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn integers_take_the_short_path_exactly() {
+        for text in ["0", "-0", "7", "-42", "999999999999999", "-999999999999999", "1000000000000000", "12345678901234567890", "1796032802000"] {
+            let want: f64 = text.parse().unwrap();
+            let got = match parse(text).unwrap() {
+                Value::Number(n) => n,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(got.to_bits(), want.to_bits(), "{text}");
+        }
     }
 
     #[test]
