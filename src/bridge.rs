@@ -95,6 +95,7 @@ impl Js {
         match s {
             JsStr::Utf8(text) => self.string(text),
             JsStr::Static(text) => self.string(text),
+            JsStr::Inline(text) => self.string(text.as_str()),
             JsStr::Utf16(units) => {
                 let mut v = ptr::null_mut();
                 self.check(unsafe { sys::napi_create_string_utf16(self.env, units.as_ptr(), units.len() as isize, &mut v) })?;

@@ -288,6 +288,87 @@ mod tests {
     use crate::reducer::tests::TestHost;
     use std::io::Write;
 
+    /// The non-blank lines of a journal named by an environment variable, or
+    /// `None` (saying why on stderr) so an ignored benchmark run without it
+    /// skips instead of failing.
+    fn bench_journal(var: &str) -> Option<(std::path::PathBuf, Vec<String>)> {
+        let Some(path) = std::env::var_os(var) else {
+            eprintln!("skipped: set {var}=<journal.jsonl>");
+            return None;
+        };
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines = text.lines().filter(|l| !js_trim_is_empty(l)).map(str::to_owned).collect();
+        Some((path.into(), lines))
+    }
+
+    /// Median over `iters` runs of `f`, in microseconds per event.
+    fn median_us(iters: usize, events: usize, mut f: impl FnMut()) -> f64 {
+        let mut times: Vec<f64> = (0..iters)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                f();
+                t.elapsed().as_secs_f64() * 1e6 / events as f64
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    }
+
+    fn replay_us(path: &Path, iters: usize, events: usize) -> f64 {
+        let host = TestHost(0.0);
+        median_us(iters, events, || {
+            std::hint::black_box(replay_file(path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap());
+        })
+    }
+
+    fn ours_parse_us(lines: &[String], iters: usize) -> f64 {
+        median_us(iters, lines.len(), || {
+            for l in lines {
+                std::hint::black_box(json::parse(l).unwrap());
+            }
+        })
+    }
+
+    /// Our parse alone and the full replay of a real journal:
+    /// `QLN_REPLAY_JOURNAL=/path cargo test --release --lib replay_bench -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn replay_bench() {
+        let Some((path, lines)) = bench_journal("QLN_REPLAY_JOURNAL") else { return };
+        let iters: usize = std::env::var("QLN_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(9);
+        for _ in 0..2 {
+            let parse = ours_parse_us(&lines, iters);
+            let replay = replay_us(&path, iters, lines.len());
+            println!("{} events: parse {parse:.3} us/event, replay {replay:.3} us/event", lines.len());
+        }
+    }
+
+    /// What parsing alone costs with the standard crate, against ours and the
+    /// full replay, in one run so the numbers share a machine state:
+    /// `QLN_FLOOR_JOURNAL=/path cargo test --release --lib replay_floor -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn replay_floor() {
+        const ITERS: usize = 7;
+        let Some((path, lines)) = bench_journal("QLN_FLOOR_JOURNAL") else { return };
+        let serde_value = median_us(ITERS, lines.len(), || {
+            for l in &lines {
+                std::hint::black_box(serde_json::from_str::<serde_json::Value>(l).unwrap());
+            }
+        });
+        let validate = median_us(ITERS, lines.len(), || {
+            for l in &lines {
+                std::hint::black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).unwrap());
+            }
+        });
+        let ours = ours_parse_us(&lines, ITERS);
+        let replay = replay_us(&path, ITERS, lines.len());
+        println!(
+            "replay-floor parse_serde_value_us_per_event={serde_value:.3} validate_us_per_event={validate:.3} \
+             ours_parse_us_per_event={ours:.3} replay_us_per_event={replay:.3}"
+        );
+    }
+
     /// `cargo test --release replay_speed -- --ignored --nocapture`
     #[test]
     #[ignore]

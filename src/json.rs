@@ -7,7 +7,7 @@
 //! surrogates are escaped as `\udxxx`. Byte-identical output is what lets a JS
 //! process and a native one share a sessions directory.
 
-use crate::value::{number_to_string, JsStr, Object, Value};
+use crate::value::{key_hash, number_to_string, JsStr, Object, Value};
 
 /// Nesting deeper than this is refused. V8's own `JSON.stringify` fails near
 /// 4,200 levels on Node 20, so no line the old module could write comes near
@@ -24,13 +24,18 @@ pub struct ParseError {
 pub fn parse(text: &str) -> Result<Value, ParseError> {
     let mut p = Parser { b: text.as_bytes(), i: 0, text };
     p.skip_ws();
-    let v = p.value(0)?;
+    let v = p.value(0).map_err(|e| *e)?;
     p.skip_ws();
     if p.i != p.b.len() {
-        return Err(p.err("Unexpected non-whitespace character after JSON"));
+        return Err(*p.err("Unexpected non-whitespace character after JSON"));
     }
     Ok(v)
 }
+
+/// Errors travel boxed inside the parser: `Result<Value, Box<_>>` is no
+/// bigger than a `Value`, and every nested value passes through one, so an
+/// unboxed error made each level copy and test a larger result.
+type Parsed<T> = Result<T, Box<ParseError>>;
 
 struct Parser<'a> {
     b: &'a [u8],
@@ -39,8 +44,8 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    fn err(&self, what: &str) -> ParseError {
-        ParseError { offset: self.i, message: format!("{} at position {}", what, self.utf16_offset()) }
+    fn err(&self, what: &str) -> Box<ParseError> {
+        Box::new(ParseError { offset: self.i, message: format!("{} at position {}", what, self.utf16_offset()) })
     }
 
     fn utf16_offset(&self) -> usize {
@@ -58,7 +63,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value, ParseError> {
+    fn value(&mut self, depth: usize) -> Parsed<Value> {
         if depth > MAX_DEPTH {
             return Err(self.err("Nesting too deep"));
         }
@@ -75,7 +80,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn literal(&mut self, word: &str, v: Value) -> Result<Value, ParseError> {
+    fn literal(&mut self, word: &str, v: Value) -> Parsed<Value> {
         if self.b[self.i..].starts_with(word.as_bytes()) {
             self.i += word.len();
             Ok(v)
@@ -84,7 +89,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn object(&mut self, depth: usize) -> Result<Value, ParseError> {
+    fn object(&mut self, depth: usize) -> Parsed<Value> {
         self.i += 1;
         let mut obj = Object::with_capacity(8);
         self.skip_ws();
@@ -97,7 +102,7 @@ impl<'a> Parser<'a> {
             if self.b.get(self.i) != Some(&b'"') {
                 return Err(self.err("Expected property name or '}' in JSON"));
             }
-            let key = self.key()?;
+            let (key, hash) = self.key()?;
             self.skip_ws();
             if self.b.get(self.i) != Some(&b':') {
                 return Err(self.err("Expected ':' after property name in JSON"));
@@ -105,7 +110,7 @@ impl<'a> Parser<'a> {
             self.i += 1;
             self.skip_ws();
             let v = self.value(depth + 1)?;
-            obj.set_js(key, v);
+            obj.set_js_hashed(key, hash, v);
             self.skip_ws();
             match self.b.get(self.i) {
                 Some(b',') => self.i += 1,
@@ -118,7 +123,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<Value, ParseError> {
+    fn array(&mut self, depth: usize) -> Parsed<Value> {
         self.i += 1;
         let mut items = Vec::new();
         self.skip_ws();
@@ -141,7 +146,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn number(&mut self) -> Result<Value, ParseError> {
+    fn number(&mut self) -> Parsed<Value> {
         let start = self.i;
         if self.b[self.i] == b'-' {
             self.i += 1;
@@ -169,6 +174,9 @@ impl<'a> Parser<'a> {
             self.digits();
         }
         let text = &self.text[start..self.i];
+        if let Some(n) = small_integer(text) {
+            return Ok(Value::Number(n));
+        }
         text.parse::<f64>().map(Value::Number).map_err(|_| self.err("Bad number"))
     }
 
@@ -178,38 +186,32 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// A property name: the common plain ones are interned.
-    fn key(&mut self) -> Result<JsStr, ParseError> {
+    /// A property name and its [`Object`] hash: the common plain ones are
+    /// interned.
+    fn key(&mut self) -> Parsed<(JsStr, u32)> {
         let start = self.i + 1;
-        let plain_len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
-        if let Some(n) = plain_len {
-            if self.b[start + n] == b'"' {
-                self.i = start + n + 1;
-                return Ok(JsStr::key(&self.text[start..start + n]));
-            }
+        let n = plain_len(&self.b[start..]);
+        if self.b.get(start + n) == Some(&b'"') {
+            self.i = start + n + 1;
+            return Ok(JsStr::key(&self.text[start..start + n]));
         }
-        self.string()
+        let key = self.string()?;
+        let hash = key_hash(&key);
+        Ok((key, hash))
     }
 
-    fn string(&mut self) -> Result<JsStr, ParseError> {
+    fn string(&mut self) -> Parsed<JsStr> {
         let start = self.i + 1;
-        let plain_len = self.b[start..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
-        if let Some(n) = plain_len {
-            if self.b[start + n] == b'"' {
-                self.i = start + n + 1;
-                return Ok(JsStr::Utf8(self.text[start..start + n].to_owned()));
-            }
+        let n = plain_len(&self.b[start..]);
+        if self.b.get(start + n) == Some(&b'"') {
+            self.i = start + n + 1;
+            return Ok(JsStr::from(&self.text[start..start + n]));
         }
         self.i += 1;
         let mut out = StrBuilder::default();
         loop {
             let run_start = self.i;
-            while let Some(&c) = self.b.get(self.i) {
-                if c == b'"' || c == b'\\' || c < 0x20 {
-                    break;
-                }
-                self.i += 1;
-            }
+            self.i += plain_len(&self.b[self.i..]);
             out.push_str(&self.text[run_start..self.i]);
             match self.b.get(self.i) {
                 None => return Err(self.err("Unterminated string in JSON")),
@@ -223,7 +225,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn escape(&mut self, out: &mut StrBuilder) -> Result<(), ParseError> {
+    fn escape(&mut self, out: &mut StrBuilder) -> Parsed<()> {
         self.i += 1;
         let c = self.b.get(self.i).copied();
         self.i += 1;
@@ -250,7 +252,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn hex4(&mut self) -> Result<u16, ParseError> {
+    fn hex4(&mut self) -> Parsed<u16> {
         let digits = self.b.get(self.i..self.i + 4).ok_or_else(|| self.err("Bad Unicode escape in JSON"))?;
         let mut unit = 0u16;
         for d in digits {
@@ -260,6 +262,48 @@ impl<'a> Parser<'a> {
         self.i += 4;
         Ok(unit)
     }
+}
+
+/// How many leading bytes of `b` a string literal takes as they are: up to
+/// the first quote, backslash or control character. Eight bytes per step:
+/// a journal line is mostly string text, and a byte at a time with three
+/// compares each was the parser's largest cost after building values.
+fn plain_len(b: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        // Per byte, the high bit flags a zero byte after XOR with the target
+        // (a quote or backslash) or a byte below 0x20. A flag can be wrong
+        // only above a byte rightly flagged, so the lowest flag is exact.
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let backslash = x ^ (ONES * u64::from(b'\\'));
+        let flags = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (x.wrapping_sub(ONES * 0x20) & !x);
+        let flags = flags & HIGH;
+        if flags != 0 {
+            return i + flags.trailing_zeros() as usize / 8;
+        }
+        i += 8;
+    }
+    i + b[i..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(b.len() - i)
+}
+
+/// A JSON integer of at most 15 digits (sequence numbers, revisions, counts,
+/// epoch milliseconds) is exact in an f64 built from a u64, so it needs no
+/// general decimal conversion. `-0` keeps its sign, as in `JSON.parse`.
+fn small_integer(text: &str) -> Option<f64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    if digits.is_empty() || digits.len() > 15 || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let n = digits.bytes().fold(0u64, |n, c| n * 10 + u64::from(c - b'0')) as f64;
+    Some(if negative { -n } else { n })
 }
 
 /// Builds a JS string, staying in UTF-8 until a lone surrogate forces UTF-16.
@@ -422,9 +466,8 @@ fn write_object(out: &mut String, o: &Object, indent: Option<usize>, level: usiz
 pub fn write_string(out: &mut String, s: &JsStr) {
     out.push('"');
     match s {
-        JsStr::Utf8(text) => write_escaped_utf8(out, text),
-        JsStr::Static(text) => write_escaped_utf8(out, text),
         JsStr::Utf16(units) => write_escaped_utf16(out, units),
+        text => write_escaped_utf8(out, text.as_str().unwrap_or_default()),
     }
     out.push('"');
 }
@@ -493,6 +536,37 @@ mod tests {
             assert!(parse(bad).is_err(), "{bad:?} should fail");
         }
         assert!(parse(" \r\n\t{} \r").is_ok());
+    }
+
+    #[test]
+    fn plain_run_stops_at_the_first_special_byte() {
+        let specials = [b'"', b'\\', 0x00, 0x1f, b'\n'];
+        for len in 0..20 {
+            for at in 0..=len {
+                for &special in &specials {
+                    let mut b = vec![b'a'; len];
+                    b.extend_from_slice(&[0xe2, 0x80, 0xa8, b' ', 0x7f, 0x20]);
+                    if at < len {
+                        b[at] = special;
+                        b[len..].iter_mut().enumerate().for_each(|(j, c)| *c = if j % 2 == 0 { special } else { b'x' });
+                    }
+                    let want = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(b.len());
+                    assert_eq!(plain_len(&b), want, "{b:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn integers_take_the_short_path_exactly() {
+        for text in ["0", "-0", "7", "-42", "999999999999999", "-999999999999999", "1000000000000000", "12345678901234567890", "1796032802000"] {
+            let want: f64 = text.parse().unwrap();
+            let got = match parse(text).unwrap() {
+                Value::Number(n) => n,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(got.to_bits(), want.to_bits(), "{text}");
+        }
     }
 
     #[test]

@@ -10,18 +10,65 @@
 
 use std::cmp::Ordering;
 
-/// A JavaScript string. Almost every string is valid UTF-16 and is kept as a
-/// Rust `String`; one holding a lone surrogate (legal in JS and in JSON via
+/// A JavaScript string. Almost every string is valid UTF-16 and is kept as
+/// UTF-8 text; one holding a lone surrogate (legal in JS and in JSON via
 /// `\udXXX` escapes) is kept as raw UTF-16 so it round-trips unchanged.
-/// Invariant: `Utf16` always contains at least one lone surrogate, so the two
-/// variants never hold equal strings.
+/// Invariant: `Utf16` always contains at least one lone surrogate, so it never
+/// holds a string equal to one of the UTF-8 variants. Which UTF-8 variant
+/// holds a text is not observable: everything compares through `as_str`.
 #[derive(Clone, Debug)]
 pub enum JsStr {
     Utf8(String),
     /// A well-known key (`seq`, `phase`, ...): no allocation per occurrence,
     /// which is most of what replaying a long journal would otherwise allocate.
     Static(&'static str),
+    /// Short text (ids, event types, timestamps, urls) held in place: no
+    /// allocation to parse, copy or free it, at no cost in size.
+    Inline(InlineStr),
     Utf16(Vec<u16>),
+}
+
+pub use inline::InlineStr;
+
+mod inline {
+    /// Bytes held in place: with the length byte and `JsStr`'s tag this is
+    /// exactly the size of the `String` variant, so `JsStr` does not grow.
+    pub const CAPACITY: usize = 30;
+
+    /// UTF-8 text of at most [`CAPACITY`] bytes, stored in place.
+    /// Invariant: `bytes[..len]` is a copy of a `&str`, hence valid UTF-8;
+    /// the fields are private to this module so nothing else can break it.
+    #[derive(Clone, Copy)]
+    pub struct InlineStr {
+        len: u8,
+        bytes: [u8; CAPACITY],
+    }
+
+    impl InlineStr {
+        pub fn new(s: &str) -> Option<InlineStr> {
+            if s.len() > CAPACITY {
+                return None;
+            }
+            let mut bytes = [0u8; CAPACITY];
+            bytes[..s.len()].copy_from_slice(s.as_bytes());
+            Some(InlineStr { len: s.len() as u8, bytes })
+        }
+
+        #[inline]
+        pub fn as_str(&self) -> &str {
+            let b = &self.bytes[..usize::from(self.len)];
+            // SAFETY: `new` is the only constructor and copies `len` bytes of
+            // a `&str`, so `b` is valid UTF-8; it runs on every property read
+            // and string compare, where re-validating would cost a scan.
+            unsafe { std::str::from_utf8_unchecked(b) }
+        }
+    }
+
+    impl std::fmt::Debug for InlineStr {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.as_str().fmt(f)
+        }
+    }
 }
 
 impl JsStr {
@@ -32,19 +79,27 @@ impl JsStr {
         }
     }
 
+    #[inline]
     pub fn as_str(&self) -> Option<&str> {
         match self {
             JsStr::Utf8(s) => Some(s),
             JsStr::Static(s) => Some(s),
+            JsStr::Inline(s) => Some(s.as_str()),
             JsStr::Utf16(_) => None,
         }
     }
 
-    /// A key as parsed: interned when it is one the store knows.
-    pub fn key(s: &str) -> JsStr {
-        match intern(s) {
+    /// A key as parsed, with its [`Object`] hash: interned when it is one
+    /// the store knows.
+    pub fn key(s: &str) -> (JsStr, u32) {
+        let hash = hash_bytes(s.as_bytes());
+        (JsStr::interned_or_owned(s, hash), hash)
+    }
+
+    fn interned_or_owned(s: &str, hash: u32) -> JsStr {
+        match intern(s, hash) {
             Some(k) => JsStr::Static(k),
-            None => JsStr::Utf8(s.to_owned()),
+            None => JsStr::from(s),
         }
     }
 
@@ -88,7 +143,10 @@ impl PartialEq for JsStr {
 
 impl From<&str> for JsStr {
     fn from(s: &str) -> JsStr {
-        JsStr::Utf8(s.to_owned())
+        match InlineStr::new(s) {
+            Some(inline) => JsStr::Inline(inline),
+            None => JsStr::Utf8(s.to_owned()),
+        }
     }
 }
 
@@ -235,17 +293,62 @@ impl Value {
 
 pub static UNDEFINED: Value = Value::Undefined;
 
-/// The keys journals and snapshots repeat on every line.
-fn intern(s: &str) -> Option<&'static str> {
-    const KNOWN: [&str; 24] = [
-        "seq", "id", "type", "ts", "event", "revision", "revisionDomain", "reason", "owner", "variant", "variantId",
-        "count", "at", "durationMs", "plan", "waivers", "url", "error", "message", "file", "token", "line",
-        "screenshotPath", "carbonize",
-    ];
-    if let Some(k) = crate::reducer::BASE_KEYS.iter().find(|k| **k == s) {
-        return Some(k);
+/// The keys events repeat on every line, beside the snapshot's own.
+const EVENT_KEYS: [&str; 23] = [
+    "seq", "type", "ts", "event", "revision", "revisionDomain", "reason", "owner", "variant", "variantId", "count",
+    "at", "durationMs", "plan", "waivers", "url", "error", "message", "file", "token", "line", "screenshotPath",
+    "carbonize",
+];
+
+const BASE: [&str; 32] = crate::reducer::BASE_KEYS;
+const KNOWN_KEYS: [&str; BASE.len() + EVENT_KEYS.len()] = {
+    let mut all = [""; BASE.len() + EVENT_KEYS.len()];
+    let mut i = 0;
+    while i < all.len() {
+        all[i] = if i < BASE.len() { BASE[i] } else { EVENT_KEYS[i - BASE.len()] };
+        i += 1;
     }
-    KNOWN.iter().find(|k| **k == s).copied()
+    all
+};
+
+/// Open-addressed table over [`KNOWN_KEYS`] by [`hash_bytes`]: slot holds
+/// index + 1, 0 is empty. Built at compile time so interning a parsed key
+/// costs one hash (which the object needs anyway) and usually one compare.
+const INTERN_SLOTS: usize = 256;
+static INTERN_TABLE: [u8; INTERN_SLOTS] = {
+    let mut table = [0u8; INTERN_SLOTS];
+    let mut i = 0;
+    while i < KNOWN_KEYS.len() {
+        let mut slot = hash_bytes(KNOWN_KEYS[i].as_bytes()) as usize % INTERN_SLOTS;
+        while table[slot] != 0 {
+            slot = (slot + 1) % INTERN_SLOTS;
+        }
+        table[slot] = (i + 1) as u8;
+        i += 1;
+    }
+    table
+};
+
+/// Where the base snapshot holds the key with this hash, if it is one of its
+/// keys (a guess: the caller still compares). A snapshot keeps those keys
+/// first and in order, and the reducer reads a dozen of them per event, so
+/// trying this slot first spares scanning up to 32 hashes each time.
+#[inline]
+fn base_position(hash: u32) -> Option<usize> {
+    let i = usize::from(INTERN_TABLE[hash as usize % INTERN_SLOTS]).checked_sub(1)?;
+    (i < BASE.len()).then_some(i)
+}
+
+/// The interned copy of `s`, given `hash == hash_bytes(s)`.
+fn intern(s: &str, hash: u32) -> Option<&'static str> {
+    let mut slot = hash as usize % INTERN_SLOTS;
+    loop {
+        let known = KNOWN_KEYS[usize::from(INTERN_TABLE[slot]).checked_sub(1)?];
+        if known == s {
+            return Some(known);
+        }
+        slot = (slot + 1) % INTERN_SLOTS;
+    }
 }
 
 fn join_array(items: &[Value]) -> JsStr {
@@ -445,16 +548,29 @@ fn layout_digits(digits: &str, n: i32) -> String {
 /// ascending numeric order, then every other key in insertion order.
 #[derive(Clone, Debug, Default)]
 pub struct Object {
-    entries: Vec<(JsStr, Value)>,
-    /// `key_hash` of each entry's key, in step with `entries`: lookups scan
-    /// these small integers and compare strings only on a hit, which matters
-    /// for a 32-key snapshot read dozens of times per replayed event.
-    hashes: Vec<u32>,
-    /// How many leading entries are array-index keys.
-    index_keys: usize,
+    /// One allocation per object: a parsed event builds several objects per
+    /// line, and a second vector of hashes doubled their allocations.
+    entries: Vec<Entry>,
     /// A prototype other than `Object.prototype`. Only `obj.__proto__ = {...}`
     /// (an agent phase named `__proto__`) sets one; spreads and JSON drop it.
     proto: Option<Box<Value>>,
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    key: JsStr,
+    value: Value,
+    /// `key_hash(&key)`: lookups compare these and compare text only on a
+    /// hit, which matters for a 32-key snapshot read dozens of times per
+    /// replayed event.
+    hash: u32,
+}
+
+impl Entry {
+    #[inline]
+    fn is(&self, key: &str, hash: u32) -> bool {
+        self.hash == hash && self.key.as_str().is_some_and(|k| text_eq(k, key))
+    }
 }
 
 impl Object {
@@ -463,7 +579,7 @@ impl Object {
     }
 
     pub fn with_capacity(n: usize) -> Object {
-        Object { entries: Vec::with_capacity(n), hashes: Vec::with_capacity(n), index_keys: 0, proto: None }
+        Object { entries: Vec::with_capacity(n), proto: None }
     }
 
     pub fn len(&self) -> usize {
@@ -474,31 +590,41 @@ impl Object {
         self.entries.is_empty()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &(JsStr, Value)> {
-        self.entries.iter()
+    pub fn iter(&self) -> impl Iterator<Item = (&JsStr, &Value)> {
+        self.entries.iter().map(|e| (&e.key, &e.value))
     }
 
+    #[inline]
     fn position(&self, key: &str) -> Option<usize> {
-        let h = hash_bytes(key.as_bytes());
-        self.hashes.iter().enumerate().find(|(i, kh)| **kh == h && self.entries[*i].0.eq_str(key)).map(|(i, _)| i)
+        self.position_hashed(key, hash_bytes(key.as_bytes()))
+    }
+
+    fn position_hashed(&self, key: &str, hash: u32) -> Option<usize> {
+        if let Some(i) = base_position(hash) {
+            if self.entries.get(i).is_some_and(|e| e.is(key, hash)) {
+                return Some(i);
+            }
+        }
+        self.entries.iter().position(|e| e.is(key, hash))
     }
 
     fn position_js(&self, key: &JsStr) -> Option<usize> {
+        self.position_js_hashed(key, key_hash(key))
+    }
+
+    fn position_js_hashed(&self, key: &JsStr, hash: u32) -> Option<usize> {
         match key.as_str() {
-            Some(s) => self.position(s),
-            None => {
-                let h = key_hash(key);
-                self.hashes.iter().enumerate().find(|(i, kh)| **kh == h && self.entries[*i].0 == *key).map(|(i, _)| i)
-            }
+            Some(s) => self.position_hashed(s, hash),
+            None => self.entries.iter().position(|e| e.hash == hash && e.key == *key),
         }
     }
 
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.position(key).map(|i| &self.entries[i].1)
+        self.position(key).map(|i| &self.entries[i].value)
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        self.position(key).map(move |i| &mut self.entries[i].1)
+        self.position(key).map(move |i| &mut self.entries[i].value)
     }
 
     pub fn contains_key(&self, key: &JsStr) -> bool {
@@ -507,33 +633,35 @@ impl Object {
 
     /// `obj[key] = value` as a data property: an existing key keeps its place.
     pub fn set(&mut self, key: &str, value: Value) {
-        match self.position(key) {
-            Some(i) => self.entries[i].1 = value,
-            None => self.insert_new(JsStr::from(key), value),
+        let hash = hash_bytes(key.as_bytes());
+        match self.position_hashed(key, hash) {
+            Some(i) => self.entries[i].value = value,
+            None => self.insert_new(JsStr::interned_or_owned(key, hash), hash, value),
         }
     }
 
     pub fn set_js(&mut self, key: JsStr, value: Value) {
-        match self.position_js(&key) {
-            Some(i) => self.entries[i].1 = value,
-            None => self.insert_new(key, value),
+        let hash = key_hash(&key);
+        self.set_js_hashed(key, hash, value);
+    }
+
+    /// [`Object::set_js`] for a caller that already has `hash == key_hash(&key)`.
+    pub fn set_js_hashed(&mut self, key: JsStr, hash: u32, value: Value) {
+        match self.position_js_hashed(&key, hash) {
+            Some(i) => self.entries[i].value = value,
+            None => self.insert_new(key, hash, value),
         }
     }
 
-    fn insert_new(&mut self, key: JsStr, value: Value) {
-        match array_index(&key) {
-            Some(idx) => {
-                let at = self.entries[..self.index_keys]
-                    .partition_point(|(k, _)| array_index(k).is_some_and(|i| i < idx));
-                self.hashes.insert(at, key_hash(&key));
-                self.entries.insert(at, (key, value));
-                self.index_keys += 1;
-            }
-            None => {
-                self.hashes.push(key_hash(&key));
-                self.entries.push((key, value));
-            }
-        }
+    fn insert_new(&mut self, key: JsStr, hash: u32, value: Value) {
+        // Index keys lead in ascending order, so "index below `idx`" holds
+        // for a prefix of all entries and the insertion point is where it
+        // stops holding; any other key goes last.
+        let at = match array_index(&key) {
+            Some(idx) => self.entries.partition_point(|e| array_index(&e.key).is_some_and(|i| i < idx)),
+            None => self.entries.len(),
+        };
+        self.entries.insert(at, Entry { key, value, hash });
     }
 
     pub fn proto(&self) -> Option<&Value> {
@@ -550,31 +678,76 @@ impl Object {
 
     /// What `{ ...obj }` keeps: the own keys, not the prototype.
     pub fn without_proto(&self) -> Option<Object> {
-        self.proto.as_ref().map(|_| Object { entries: self.entries.clone(), hashes: self.hashes.clone(), index_keys: self.index_keys, proto: None })
+        self.proto.as_ref().map(|_| Object { entries: self.entries.clone(), proto: None })
     }
 
     /// `delete obj[key]`.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         let i = self.position(key)?;
-        if i < self.index_keys {
-            self.index_keys -= 1;
-        }
-        self.hashes.remove(i);
-        Some(self.entries.remove(i).1)
+        Some(self.entries.remove(i).value)
     }
 }
 
-/// FNV-1a over a key's UTF-8 bytes. A UTF-16 key always holds a lone
-/// surrogate, so it never equals a UTF-8 one and may hash its units instead.
-fn key_hash(key: &JsStr) -> u32 {
+/// `a == b`, inline: keys are short, and on a hash hit they are almost
+/// always equal, so a library `memcmp` call per lookup cost more than the
+/// compare. Interned keys are usually the very same bytes.
+#[inline]
+fn text_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    if std::ptr::eq(a.as_ptr(), b.as_ptr()) {
+        return true;
+    }
+    let n = a.len();
+    if (8..=16).contains(&n) {
+        return load_le(a, 0, 8) == load_le(b, 0, 8) && load_le(a, n - 8, 8) == load_le(b, n - 8, 8);
+    }
+    a == b
+}
+
+/// The hash lookups compare before comparing text. A UTF-16 key always holds
+/// a lone surrogate, so it never equals a UTF-8 one and may hash its units
+/// (FNV-1a) instead.
+pub fn key_hash(key: &JsStr) -> u32 {
     match key.as_str() {
         Some(s) => hash_bytes(s.as_bytes()),
         None => key.units().fold(0x811c_9dc5u32, |h, u| (h ^ u32::from(u)).wrapping_mul(0x0100_0193)),
     }
 }
 
-fn hash_bytes(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
+/// A hash of a key's length and its first and last eight bytes: constant
+/// time whatever the length, because a replayed event looks up dozens of
+/// keys of up to 29 bytes in the snapshot, and a byte-at-a-time hash was a
+/// serial multiply chain per byte. Keys that share length, head and tail
+/// only collide, and a collision costs one text compare, never a wrong hit.
+/// `const` so the intern table and literal keys fold at compile time.
+const fn hash_bytes(b: &[u8]) -> u32 {
+    let n = b.len();
+    let (head, tail) = if n >= 8 {
+        (load_le(b, 0, 8), load_le(b, n - 8, 8))
+    } else if n >= 4 {
+        (load_le(b, 0, 4), load_le(b, n - 4, 4))
+    } else if n > 0 {
+        ((b[0] as u64) | (b[n / 2] as u64) << 8 | (b[n - 1] as u64) << 16, 0)
+    } else {
+        (0, 0)
+    };
+    let x = (head ^ 0x9e37_79b9_7f4a_7c15).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ tail.rotate_left(31) ^ n as u64;
+    let x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    (x >> 32) as u32
+}
+
+/// `len` bytes (at most 8) of `b` from `at`, little-endian.
+const fn load_le(b: &[u8], at: usize, len: usize) -> u64 {
+    let mut v = 0u64;
+    let mut i = 0;
+    while i < len {
+        v |= (b[at + i] as u64) << (8 * i);
+        i += 1;
+    }
+    v
 }
 
 /// A canonical array index (`"0"`, `"17"`, below 2^32 - 1), which V8 orders
@@ -716,6 +889,32 @@ mod tests {
         o.set("1", Value::Null);
         let keys: Vec<String> = o.iter().map(|(k, _)| k.to_lossy()).collect();
         assert_eq!(keys, ["1", "10", "b", "a", "4294967295", "01"]);
+    }
+
+    #[test]
+    fn known_keys_intern_and_others_do_not() {
+        for k in KNOWN_KEYS {
+            assert!(matches!(JsStr::key(k).0, JsStr::Static(s) if s == k), "{k}");
+        }
+        for k in ["", "x", "Phase", "phase ", "seqs", "generationCanceledAtX"] {
+            assert!(!matches!(JsStr::key(k).0, JsStr::Static(_)), "{k}");
+        }
+        let mut o = Object::new();
+        for k in KNOWN_KEYS.iter().chain(["", "a", "ab", "abc", "abcd", "abcdefgh", "abcdefghi"].iter()) {
+            o.set(k, Value::str(k));
+        }
+        for (k, v) in o.iter() {
+            assert!(o.get(k.as_str().unwrap()).unwrap().strict_equals(v));
+        }
+        // Base keys out of their usual slots are still found, and only where they are.
+        let mut reversed = Object::new();
+        for k in BASE.iter().rev().skip(1) {
+            reversed.set(k, Value::str(k));
+        }
+        for k in BASE.iter().rev().skip(1) {
+            assert!(reversed.get(k).unwrap().strict_equals(&Value::str(k)), "{k}");
+        }
+        assert!(reversed.get(BASE[BASE.len() - 1]).is_none());
     }
 
     #[test]
