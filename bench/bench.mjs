@@ -413,6 +413,12 @@ function wAppend(impls) {
       return JSON.parse(snapText);
     }),
   });
+  // The same disk work from Rust, with and without what makes it safe here
+  // (journal lock, cache-key stats, write lease): JS has neither flock nor leases.
+  fs.writeFileSync(path.join(fdir, 'line.txt'), line);
+  fs.writeFileSync(path.join(fdir, 'snapshot.json'), snapText);
+  const rust = cargoProbe('append_floor', { QLN_APPEND_FLOOR: fdir }, ['in_place_us', 'guarded_us']);
+  const objectCost = res.inPlaceObject != null && res.inPlace != null ? res.inPlaceObject - res.inPlace : null;
   if (stores.js) {
     const a = stores.native.store.getSnapshot(id);
     const b = stores.js.store.getSnapshot(id);
@@ -421,12 +427,19 @@ function wAppend(impls) {
   }
   row('appendEvent, small events, one session', {
     old: res.js, native: res.native, target: { speedup: 10 },
-    floor: `${fmt(res.floor)} (in place: ${fmt(res.inPlace)}; + object: ${fmt(res.inPlaceObject)})`, floorValue: res.inPlaceObject,
+    floor: `${fmt(res.floor)} (in place: ${fmt(res.inPlace)}; + object: ${fmt(res.inPlaceObject)}` +
+      (rust ? `; guarded, Rust: ${fmt(rust.guarded_us)} + object ${fmt(objectCost)}` : '') + ')',
+    floorValue: rust && objectCost != null ? rust.guarded_us + objectCost : res.inPlaceObject,
   });
   NOTES.push(`append floor = appendFileSync of the package's own ${line.length}-byte line + writeFileSync of a ${snapText.length}-byte temp snapshot + renameSync ` +
     `(of which: append alone ${fmt(res.appendOnly)} µs, temp write + rename alone ${fmt(res.renameOnly)} µs; ` +
     `append + rewriting the snapshot in place (open r+, write, close; not atomic) ${fmt(res.inPlace)} µs; ` +
     `that + JSON.parse of the snapshot text, the object appendEvent returns, ${fmt(res.inPlaceObject)} µs).`);
+  if (rust) {
+    NOTES.push(`append floor from Rust (cargo test append_floor, same line and snapshot, medians of 7 x 1,500): journal append + in-place ` +
+      `rewrite ${fmt(rust.in_place_us)} µs; with this package's guarantees (flock on the journal, fstat before and after, ` +
+      `fstat + F_SETSIG + F_SETLEASE on the snapshot) ${fmt(rust.guarded_us)} µs. "guarded + object" adds the JSON.parse cost measured above.`);
+  }
 }
 
 /** 2: getSnapshot when nothing changed. */
@@ -518,23 +531,43 @@ function wReplay(impls) {
 }
 
 /**
+ * Runs one of the crate's ignored probe tests (`cargo test --release --lib
+ * <name> -- --ignored`) and returns the numbers of its one output line, or
+ * null (with a note) when it gave none. Floors that need what JS cannot do
+ * (flock, leases) or that are about Rust itself are measured this way, in the
+ * same run as the rest.
+ */
+function cargoProbe(name, env, keys) {
+  log(`${name}: cargo test --release --lib ${name} (builds the test binary on first use) ...`);
+  const r = spawnSync('cargo', ['test', '--release', '--lib', name, '--', '--ignored', '--nocapture', '--test-threads=1'], {
+    cwd: PACKAGE_DIR, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 1 << 24,
+  });
+  // libtest prints "test <path> ... " on the same line before the probe's own output.
+  const marker = `${name.replace('_', '-')} `;
+  const found = (r.stdout || '').split('\n').find((l) => l.includes(marker));
+  const line = found && found.slice(found.indexOf(marker));
+  const values = {};
+  for (const k of keys) {
+    const m = line && new RegExp(`\\b${k}=([\\d.]+)`).exec(line);
+    if (!m) {
+      NOTES.push(`${name} not measured: cargo test ${name} gave no figures (${r.error?.message ?? `exit ${r.status}`}).`);
+      return null;
+    }
+    values[k] = Number(m[1]);
+  }
+  return values;
+}
+
+/**
  * The parse floor of a replay, measured by the crate's ignored `replay_floor`
  * test on the very journal the workload replayed: what parsing each line into
  * a value tree costs with serde_json (the reducer stores parts of events, so
  * a replay must build at least that), and validation alone for comparison.
  */
 function replayFloor(journal) {
-  log('replay floor: cargo test --release --lib replay_floor (builds the test binary on first use) ...');
-  const r = spawnSync('cargo', ['test', '--release', '--lib', 'replay_floor', '--', '--ignored', '--nocapture', '--test-threads=1'], {
-    cwd: PACKAGE_DIR, env: { ...process.env, QLN_FLOOR_JOURNAL: journal }, encoding: 'utf8', maxBuffer: 1 << 24,
-  });
-  const m = /replay-floor parse_serde_value_us_per_event=([\d.]+) validate_us_per_event=([\d.]+) ours_parse_us_per_event=([\d.]+) replay_us_per_event=([\d.]+)/
-    .exec(r.stdout || '');
-  if (!m) {
-    NOTES.push(`cold replay floor not measured: cargo test replay_floor gave no figures (${r.error?.message ?? `exit ${r.status}`}).`);
-    return null;
-  }
-  return { serde: Number(m[1]), validate: Number(m[2]), ours: Number(m[3]), replay: Number(m[4]) };
+  const v = cargoProbe('replay_floor', { QLN_FLOOR_JOURNAL: journal },
+    ['parse_serde_value_us_per_event', 'validate_us_per_event', 'ours_parse_us_per_event', 'replay_us_per_event']);
+  return v && { serde: v.parse_serde_value_us_per_event, validate: v.validate_us_per_event, ours: v.ours_parse_us_per_event, replay: v.replay_us_per_event };
 }
 
 /** 3b: native µs/event at growing journal lengths (flatness). */

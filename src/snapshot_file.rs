@@ -86,7 +86,7 @@ pub fn write_durable(path: &Path, snapshot: &Object, journal_bytes: i64, next_se
 
 /// `Ok(false)` when the in-place path does not apply and the caller must
 /// stage and rename instead.
-fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
+pub(crate) fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
     use std::os::unix::fs::FileExt;
     let Ok(file) = OpenOptions::new().write(true).open(path) else { return Ok(false) };
     match file.metadata() {

@@ -736,4 +736,56 @@ mod tests {
         }
         assert!(store.list_ids().unwrap().is_empty());
     }
+
+    /// The disk work of one append with this package's guarantees, without
+    /// the value model or Node-API: the benchmark's floor for appendEvent.
+    /// `QLN_APPEND_FLOOR=<dir holding line.txt and snapshot.json>` then
+    /// `cargo test --release --lib append_floor -- --ignored --nocapture`
+    /// prints one line: the journal append plus an in-place rewrite
+    /// (open/write/close twice, as a plain JS loop does it), and the same
+    /// with what makes it safe here (the journal lock, the cache-key stats,
+    /// the write lease), each in µs per append, medians of 7 rounds.
+    #[test]
+    #[ignore]
+    fn append_floor() {
+        let Some(dir) = std::env::var_os("QLN_APPEND_FLOOR").map(PathBuf::from) else {
+            eprintln!("append_floor: QLN_APPEND_FLOOR not set, nothing measured");
+            return;
+        };
+        let line = fs::read_to_string(dir.join("line.txt")).unwrap();
+        let snapshot = fs::read(dir.join("snapshot.json")).unwrap();
+        let (journal, snap) = (dir.join("floor.jsonl"), dir.join("floor.snapshot.json"));
+        fs::write(&snap, &snapshot).unwrap();
+        const OPS: usize = 1500;
+        let median = |f: &mut dyn FnMut()| {
+            let mut t: Vec<f64> = (0..7)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    (0..OPS).for_each(|_| f());
+                    start.elapsed().as_secs_f64() * 1e6 / OPS as f64
+                })
+                .collect();
+            t.sort_by(f64::total_cmp);
+            t[3]
+        };
+        let in_place = median(&mut || {
+            let mut j = OpenOptions::new().append(true).create(true).open(&journal).unwrap();
+            j.write_all(line.as_bytes()).unwrap();
+            drop(j);
+            let s = OpenOptions::new().write(true).open(&snap).unwrap();
+            std::os::unix::fs::FileExt::write_all_at(&s, &snapshot, 0).unwrap();
+        });
+        let guarded = median(&mut || {
+            let file = open_existing_journal(&journal).unwrap().unwrap();
+            let lock = platform::lock_exclusive(&file, &journal).unwrap();
+            let before = file.metadata().unwrap().len();
+            write_line(&file, &journal, &line, before).unwrap();
+            std::hint::black_box(file.metadata().unwrap());
+            assert!(snapshot_file::rewrite_in_place(&snap, &snapshot).unwrap(), "lease refused");
+            lock.release_on_close();
+        });
+        let _ = fs::remove_file(&journal);
+        let _ = fs::remove_file(&snap);
+        println!("append-floor in_place_us={in_place:.2} guarded_us={guarded:.2}");
+    }
 }
