@@ -385,7 +385,9 @@ pub fn stringify_pretty(v: &Value) -> Option<String> {
 
 /// `JSON.stringify(o, null, 2)` for an object, without wrapping it in a `Value`.
 pub fn stringify_pretty_object(o: &Object) -> String {
-    let mut out = String::new();
+    // A snapshot renders to one or two kilobytes: one allocation, not a
+    // string doubling its way up.
+    let mut out = String::with_capacity(2048);
     write_object(&mut out, o, Some(2), 0);
     out
 }
@@ -405,17 +407,48 @@ fn write_value(out: &mut String, v: &Value, indent: Option<usize>, level: usize)
 }
 
 pub fn write_number(out: &mut String, n: f64) {
-    if n.is_finite() {
+    // Integers below 2^53 print as themselves (what `number_to_string` does
+    // for them too), written in place rather than through a new string.
+    if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 && n != 0.0 {
+        write_integer(out, n as i64);
+    } else if n.is_finite() {
         out.push_str(&number_to_string(n));
     } else {
         out.push_str("null");
     }
 }
 
+fn write_integer(out: &mut String, n: i64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
+}
+
+/// Enough spaces for any indentation a snapshot reaches; deeper levels take
+/// them in several pieces.
+const SPACES: &str = "                                                                ";
+
 fn newline(out: &mut String, indent: Option<usize>, level: usize) {
     if let Some(w) = indent {
         out.push('\n');
-        out.extend(std::iter::repeat_n(' ', w * level));
+        let mut left = w * level;
+        while left > 0 {
+            let n = left.min(SPACES.len());
+            out.push_str(&SPACES[..n]);
+            left -= n;
+        }
     }
 }
 
@@ -510,6 +543,26 @@ fn push_escape(out: &mut String, unit: u16) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn numbers_written_in_place_match_number_to_string() {
+        for n in [1.0, -1.0, 9.0, 10.0, -10.0, 1234567.0, 9_007_199_254_740_991.0, -9_007_199_254_740_991.0, 0.0, -0.0, 0.5, 1e21, 9_007_199_254_740_992.0, f64::NAN] {
+            let mut out = String::new();
+            write_number(&mut out, n);
+            let want = if n.is_finite() { crate::value::number_to_string(n) } else { "null".to_owned() };
+            assert_eq!(out, want, "{n}");
+        }
+    }
+
+    #[test]
+    fn deep_indentation_is_whole() {
+        let mut v = Value::Array(vec![]);
+        for _ in 0..40 {
+            v = Value::Array(vec![v]);
+        }
+        let text = stringify_pretty(&v).unwrap();
+        assert!(text.contains(&format!("\n{}[]", " ".repeat(80))), "{text}");
+    }
+
     use super::*;
 
     fn roundtrip(text: &str) -> String {
