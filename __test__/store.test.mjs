@@ -231,3 +231,20 @@ test('a refused event still derives (and caches) the session state first, as the
   assert.ok(Object.is(s.generationTimings.picked_up.durationMs, 0));
   assert.ok(Object.is(createLiveSessionStore({ cwd: dir }).getSnapshot('x').generationTimings.picked_up.durationMs, -0));
 });
+
+// A returned snapshot is the caller's: the same object comes back until the
+// session changes, but mutating it never reaches the store's state or files.
+test('a caller mutating a returned snapshot changes neither the next snapshot nor the file', () => {
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir });
+  const first = store.appendEvent({ type: 'generate', id: 'm1', count: 2 });
+  first.pageUrl = 'MUTATED';
+  first.diagnostics.push('junk');
+  assert.equal(store.getSnapshot('m1'), first, 'unchanged session: the same object');
+  const next = store.appendEvent({ type: 'agent_phase', id: 'm1', phase: 'picked_up' });
+  assert.equal(next.pageUrl, null);
+  assert.deepEqual(next.diagnostics, []);
+  const file = fs.readFileSync(path.join(store.rootDir, 'm1.snapshot.json'), 'utf8');
+  assert.equal(file.includes('MUTATED'), false);
+  assert.equal(createLiveSessionStore({ cwd: dir }).getSnapshot('m1').pageUrl, null);
+});
