@@ -280,7 +280,15 @@ impl Store {
 
         let entry = entry_value(seq, id, event, &ts);
         let after = FileKey::from_meta(&primary, &file.metadata().at("fstat", &primary)?);
-        self.apply_own_append(id, &entry, &line, &before, after, torn, host)?;
+        self.apply_own_append(id, &entry, &line, &before, after.clone(), torn, host)?;
+        if after.size != before.size + line.len() as i64 {
+            // A writer that takes no lock (the old module) appended between
+            // our stat and our write. The state just built lacks its line but
+            // would be keyed on a size that includes it, and the snapshot file
+            // would claim it: derive from the journal instead.
+            self.forget_session(id);
+            self.ensure_current(id, after, false, Locking::AlreadyExclusive, host)?;
+        }
         self.persist_snapshot(id)?;
         // The journal is closed on return and nothing duplicated its descriptor.
         lock.release_on_close();
@@ -421,6 +429,14 @@ impl Store {
         self.sessions.get(id)?.derived.as_ref().map(|d| &d.snapshot)
     }
 
+    /// Drops what is cached for one session, so the next use re-derives it.
+    fn forget_session(&mut self, id: &str) {
+        if let Some(s) = self.sessions.get_mut(id) {
+            s.derived = None;
+            s.replay = None;
+        }
+    }
+
     /// Drops every cached derivation (tests and tools use it to force replays).
     pub fn forget(&mut self) {
         self.sessions.clear();
@@ -502,12 +518,29 @@ fn open_journal(path: &Path) -> Result<(File, bool), FsError> {
 }
 
 /// Writes one whole line or nothing: on a failed or short write (a full disk)
-/// the file is cut back to where it was, so no fragment is left behind.
+/// the bytes that did land are cut off again, so no fragment is left behind.
+/// Only when they are the file's last bytes, though: if a writer that takes
+/// no lock (the old module) appended meanwhile, cutting would take its line
+/// too. The fragment then stays, and the next append closes it with a
+/// newline (one diagnosed line, nothing of anyone else's lost).
 fn write_line(file: &File, path: &Path, line: &str, size_before: u64) -> Result<(), FsError> {
+    let bytes = line.as_bytes();
+    let mut written = 0;
     let mut writer = file;
-    if let Err(e) = writer.write_all(line.as_bytes()) {
-        let _ = file.set_len(size_before);
-        return Err(FsError::new(&e, "write", path));
+    while written < bytes.len() {
+        let err = match writer.write(&bytes[written..]) {
+            Ok(0) => std::io::Error::from(std::io::ErrorKind::WriteZero),
+            Ok(n) => {
+                written += n;
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => e,
+        };
+        if written > 0 && file.metadata().is_ok_and(|m| m.len() == size_before + written as u64) {
+            let _ = file.set_len(size_before);
+        }
+        return Err(FsError::new(&err, "write", path));
     }
     Ok(())
 }
@@ -787,5 +820,55 @@ mod tests {
         let _ = fs::remove_file(&journal);
         let _ = fs::remove_file(&snap);
         println!("append-floor in_place_us={in_place:.2} guarded_us={guarded:.2}");
+    }
+
+    /// A clock that, the first time it is read (inside `append`, after the
+    /// journal was stat'ed and before the line is written), appends a line of
+    /// its own the way the old module does: without taking the lock.
+    struct ForeignWriterClock {
+        journal: PathBuf,
+        line: String,
+        fired: std::cell::Cell<bool>,
+    }
+
+    impl Host for ForeignWriterClock {
+        fn now_ms(&self) -> f64 {
+            if !self.fired.replace(true) {
+                append_raw(&self.journal, &self.line);
+            }
+            1_893_456_000_000.0
+        }
+        fn date_parse_fallback(&self, _s: &JsStr) -> f64 {
+            f64::NAN
+        }
+        fn json_parse_message(&self, line: &str) -> String {
+            json::parse(line).err().map_or_else(String::new, |e| e.message)
+        }
+    }
+
+    /// An unlocked append landing between an append's stat and its write is
+    /// neither lost from the returned snapshot nor claimed by a snapshot file
+    /// that lacks it.
+    #[test]
+    fn an_unlocked_append_racing_an_append_is_not_lost() {
+        let root = temp_root("race");
+        let host = TestHost(1_893_456_000_000.0);
+        let mut store = Store::open(&root, false).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s","count":3}"#), None, &host).unwrap();
+        let foreign = ForeignWriterClock {
+            journal: store.journal_path("s"),
+            line: "{\"seq\":2,\"id\":\"s\",\"type\":\"variant_mounted\",\"ts\":\"2030-01-01T00:00:01.000Z\",\"event\":{\"type\":\"variant_mounted\",\"id\":\"s\",\"variant\":2}}\n".into(),
+            fired: std::cell::Cell::new(false),
+        };
+        let got = text(store.append("s", event(r#"{"type":"agent_phase","id":"s","phase":"picked_up"}"#), None, &foreign).unwrap().snapshot);
+        assert!(foreign.fired.get(), "the foreign line went in mid-append");
+        assert!(got.contains(r#""mountedVariants":[2]"#), "the foreign event is in the returned snapshot: {got}");
+        let journal_len = fs::metadata(store.journal_path("s")).unwrap().len();
+        let file = fs::read_to_string(store.snapshot_path("s")).unwrap();
+        assert!(file.contains(&format!("\"__journalBytes\": {journal_len},")), "the snapshot file names the whole journal: {file}");
+        let mut fresh = Store::open(&root, false).unwrap();
+        assert_eq!(text(fresh.flush("s", &host).unwrap().snapshot), got);
+        let mut reader = Store::open(&root, false).unwrap();
+        assert_eq!(text(reader.read("s", true, &host).unwrap().snapshot), got);
     }
 }
