@@ -29,30 +29,11 @@ const MAX_DEPTH: usize = 512;
 /// escapes; `None` otherwise.
 pub fn top_level_members(text: &str) -> Option<Vec<Member<'_>>> {
     let mut s = Skim { b: text.as_bytes(), i: 0 };
-    s.ws();
-    s.eat(b'{')?;
     let mut members = Vec::with_capacity(40);
     s.ws();
-    if s.peek() == Some(b'}') {
-        s.i += 1;
-    } else {
-        loop {
-            s.ws();
-            let key = s.plain_key()?;
-            s.ws();
-            s.eat(b':')?;
-            s.ws();
-            let start = s.i;
-            s.value(1)?;
-            members.push(Member { key: &text[key], value: start..s.i });
-            s.ws();
-            match s.next()? {
-                b',' => continue,
-                b'}' => break,
-                _ => return None,
-            }
-        }
-    }
+    s.object(1, &mut |key, escaped, value| {
+        (!escaped).then(|| members.push(Member { key: &text[key], value }))
+    })?;
     s.ws();
     (s.i == s.b.len()).then_some(members)
 }
@@ -87,7 +68,7 @@ impl Skim<'_> {
     fn value(&mut self, depth: usize) -> Option<()> {
         match self.peek()? {
             b'"' => self.string().map(|_| ()),
-            b'{' => self.object(depth + 1),
+            b'{' => self.object(depth + 1, &mut |_, _, _| Some(())),
             b'[' => self.array(depth + 1),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
@@ -169,56 +150,44 @@ impl Skim<'_> {
         }
     }
 
-    /// A top-level key without escapes; its range excludes the quotes.
-    fn plain_key(&mut self) -> Option<Range<usize>> {
-        let start = self.i + 1;
-        let escaped = self.string()?;
-        (!escaped).then(|| start..self.i - 1)
-    }
-
-    fn object(&mut self, depth: usize) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        self.eat(b'{')?;
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.i += 1;
-            return Some(());
-        }
-        loop {
-            self.ws();
-            self.string()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            self.value(depth)?;
-            self.ws();
-            match self.next()? {
-                b',' => continue,
-                b'}' => return Some(()),
-                _ => return None,
-            }
-        }
+    /// An object; `member` gets each key's range (quotes excluded), whether
+    /// the key held an escape, and its value's range, and can refuse it.
+    fn object(&mut self, depth: usize, member: &mut dyn FnMut(Range<usize>, bool, Range<usize>) -> Option<()>) -> Option<()> {
+        self.sequence(b'{', b'}', depth, |s| {
+            let key_start = s.i + 1;
+            let escaped = s.string()?;
+            let key = key_start..s.i - 1;
+            s.ws();
+            s.eat(b':')?;
+            s.ws();
+            let start = s.i;
+            s.value(depth)?;
+            member(key, escaped, start..s.i)
+        })
     }
 
     fn array(&mut self, depth: usize) -> Option<()> {
+        self.sequence(b'[', b']', depth, |s| s.value(depth))
+    }
+
+    /// `open item, item, ... close`, with whitespace anywhere between.
+    fn sequence(&mut self, open: u8, close: u8, depth: usize, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
         }
-        self.eat(b'[')?;
+        self.eat(open)?;
         self.ws();
-        if self.peek() == Some(b']') {
+        if self.peek() == Some(close) {
             self.i += 1;
             return Some(());
         }
         loop {
             self.ws();
-            self.value(depth)?;
+            item(self)?;
             self.ws();
             match self.next()? {
                 b',' => continue,
-                b']' => return Some(()),
+                c if c == close => return Some(()),
                 _ => return None,
             }
         }
