@@ -185,11 +185,13 @@ fn skim_canonical(text: &str, id: &JsStr, journal_bytes: u64) -> Option<(Snapsho
     let (snapshot, meta) = members.split_at(n - 2);
     let value = |m: &crate::json_skim::Member| &text[m.value.clone()];
     let starts_with_base = snapshot.iter().zip(keys.iter()).all(|(m, want)| m.key == *want);
-    let mut seen = std::collections::HashSet::with_capacity(n);
-    if !starts_with_base || !members.iter().all(|m| seen.insert(m.key)) {
+    if !starts_with_base || meta[0].key != META_JOURNAL_BYTES || meta[1].key != META_NEXT_SEQ {
         return None;
     }
-    if meta[0].key != META_JOURNAL_BYTES || meta[1].key != META_NEXT_SEQ {
+    // The base and bookkeeping keys are distinct; only keys beyond them can
+    // repeat one (and JSON.parse would keep the last value at the first place).
+    let has_extra_keys = n > keys.len() + 2;
+    if has_extra_keys && members.iter().enumerate().any(|(i, m)| members[..i].iter().any(|o| o.key == m.key)) {
         return None;
     }
     if plain_number(value(&meta[0]))? != journal_bytes as f64 {
@@ -199,20 +201,27 @@ fn skim_canonical(text: &str, id: &JsStr, journal_bytes: u64) -> Option<(Snapsho
     if next_seq.trunc() != next_seq {
         return None;
     }
-    // `id` and `phase` are the first two base keys.
-    if value(&snapshot[0]) != format!("\"{}\"", id.as_str()?) {
+    // `id` and `phase` are the first two base keys; an escaped string in
+    // either is left to the full parser.
+    if plain_string(value(&snapshot[0])) != Some(id.as_str()?) {
         return None;
     }
     let phase = value(&snapshot[1]);
-    if phase.contains('\\') {
-        return None;
-    }
-    let completed = crate::reducer::COMPLETED_PHASES.iter().any(|p| phase.len() == p.len() + 2 && &phase[1..phase.len() - 1] == *p && phase.starts_with('"'));
+    let completed = match plain_string(phase) {
+        Some(p) => crate::reducer::COMPLETED_PHASES.contains(&p),
+        None if phase.starts_with('"') => return None,
+        None => false,
+    };
     let last = snapshot.last()?.value.end;
     let mut json = String::with_capacity(last + 2);
     json.push_str(&text[..last]);
     json.push_str("\n}");
     Some((SnapshotText { json, completed }, next_seq))
+}
+
+/// The text of a JSON string value without escapes; `None` for any other value.
+fn plain_string(json: &str) -> Option<&str> {
+    json.strip_prefix('"')?.strip_suffix('"').filter(|t| !t.contains('\\'))
 }
 
 /// A JSON number the skim accepted, as `JSON.parse` reads it.
