@@ -308,10 +308,10 @@ impl Store {
 
     #[allow(clippy::too_many_arguments)]
     fn apply_own_append(&mut self, id: &str, entry: &Value, line: &str, before: &FileKey, after: FileKey, torn: bool, host: &dyn Host) -> Result<(), StoreError> {
-        let session = self.sessions.get_mut(id).ok_or_else(|| StoreError::Message("session state missing".into()))?;
-        let mut derived = session.derived.take().ok_or_else(|| StoreError::Message("session state missing".into()))?;
+        let session = self.sessions.get_mut(id).ok_or_else(state_missing)?;
+        let mut derived = session.derived.take().ok_or_else(state_missing)?;
         let Snapshot::Model(model) = &mut derived.snapshot else {
-            return Err(StoreError::Message("session state missing".into()));
+            return Err(state_missing());
         };
         if let Err(message) = apply_event(model, entry, host) {
             // The line is in the journal; like the old module, report the
@@ -330,10 +330,9 @@ impl Store {
 
     fn persist_snapshot(&mut self, id: &str) -> Result<(), StoreError> {
         let snapshot_path = self.snapshot_path(id);
-        let missing = || StoreError::Message("session state missing".into());
-        let d = self.sessions[id].derived.as_ref().ok_or_else(missing)?;
+        let d = self.sessions[id].derived.as_ref().ok_or_else(state_missing)?;
         // Only appends and flushes persist, and both work on the model.
-        let Snapshot::Model(model) = &d.snapshot else { return Err(missing()) };
+        let Snapshot::Model(model) = &d.snapshot else { return Err(state_missing()) };
         if self.durable {
             snapshot_file::write_durable(&snapshot_path, model, d.key.size, d.next_seq)?;
         } else {
@@ -346,7 +345,7 @@ impl Store {
     /// The version stays: the snapshot is the same, only its form changes,
     /// so an object handed out for it is still current.
     fn ensure_model(&mut self, id: &str, key: &FileKey, locking: Locking, host: &dyn Host) -> Result<(), StoreError> {
-        let session = self.sessions.get_mut(id).ok_or_else(|| StoreError::Message("session state missing".into()))?;
+        let session = self.sessions.get_mut(id).ok_or_else(state_missing)?;
         let Some(derived) = session.derived.as_mut() else { return Ok(()) };
         if matches!(derived.snapshot, Snapshot::Model(_)) {
             return Ok(());
@@ -441,6 +440,12 @@ impl Store {
     pub fn forget(&mut self) {
         self.sessions.clear();
     }
+}
+
+/// A session's derived state was expected and is not there: a bug, reported
+/// as an error rather than a panic.
+fn state_missing() -> StoreError {
+    StoreError::Message("session state missing".into())
 }
 
 /// Versions are unique across sessions, stores and forgotten state, so a
