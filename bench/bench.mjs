@@ -379,6 +379,12 @@ function wAppend(impls) {
   const fTmp = fSnap + '.tmp';
 
   const n = CFG.appendOps;
+  const appendInPlace = () => {
+    fs.appendFileSync(fJournal, line);
+    const fd = fs.openSync(fSnap, 'r+');
+    fs.writeSync(fd, snapText, 0);
+    fs.closeSync(fd);
+  };
   const run = (k) => () => {
     const s = stores[k];
     return perOp(n, () => s.store.appendEvent(smallEvent(id, ++s.i)));
@@ -397,19 +403,11 @@ function wAppend(impls) {
       fs.writeFileSync(fTmp, snapText);
       fs.renameSync(fTmp, fSnap);
     }),
-    inPlace: () => perOp(n, () => {
-      fs.appendFileSync(fJournal, line);
-      const fd = fs.openSync(fSnap, 'r+');
-      fs.writeSync(fd, snapText, 0);
-      fs.closeSync(fd);
-    }),
+    inPlace: () => perOp(n, appendInPlace),
     // The same, plus building the snapshot object appendEvent returns (V8's
     // own JSON.parse of the snapshot text, the fastest way JS has).
     inPlaceObject: () => perOp(n, () => {
-      fs.appendFileSync(fJournal, line);
-      const fd = fs.openSync(fSnap, 'r+');
-      fs.writeSync(fd, snapText, 0);
-      fs.closeSync(fd);
+      appendInPlace();
       return JSON.parse(snapText);
     }),
   });
@@ -570,30 +568,40 @@ function replayFloor(journal) {
   return v && { serde: v.parse_serde_value_us_per_event, validate: v.validate_us_per_event, ours: v.ours_parse_us_per_event, replay: v.replay_us_per_event };
 }
 
-/** 3b: native µs/event at growing journal lengths (flatness). */
-function wReplayScale(impls) {
-  const id = 'bench-scale';
+/**
+ * Native µs/event of cold replays at growing journal lengths, one row per
+ * length; the last row checks growth (largest against cheapest ≤ 1.5), not
+ * scatter: fixed costs make small journals dearer per event, which is fine.
+ */
+function growthRows(impls, { id, sizes, gen, dirLabel, rowLabel, shape }) {
   const per = {};
   const notes = {};
-  for (const n of CFG.scale) {
-    const dir = project(`scale-${n}`);
-    writeJournal(journalOf(dir, id), id, n, cycleEvent);
+  for (const n of sizes) {
+    const dir = project(`${dirLabel}-${n}`);
+    writeJournal(journalOf(dir, id), id, n, gen);
     const r = alternate({ native: () => coldReplay(impls.native, dir, id, n) }, CFG.rounds, 1, 20);
     per[n] = r.native;
     notes[n] = roundsNote(r);
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  // Growth, not scatter: the per-event cost at the largest size against the
-  // cheapest size (fixed costs make small journals dearer per event, which is fine).
-  const spread = per[CFG.scale[CFG.scale.length - 1]] / Math.min(...Object.values(per));
-  for (const n of CFG.scale) {
-    const last = n === CFG.scale[CFG.scale.length - 1];
-    row(`cold replay, native only, ${n.toLocaleString('en-US')} events (µs/event)${notes[n]}`, {
+  const largest = sizes[sizes.length - 1];
+  const spread = per[largest] / Math.min(...Object.values(per));
+  for (const n of sizes) {
+    const last = n === largest;
+    row(`${rowLabel(n.toLocaleString('en-US'))}${notes[n]}`, {
       native: per[n],
-      targetText: last ? `flat (largest/cheapest ≤ 1.5; is ${fmt(spread)})` : 'flat',
+      targetText: last ? `${shape} (largest/cheapest ≤ 1.5; is ${fmt(spread)})` : shape,
       met: last ? spread <= 1.5 : null,
     });
   }
+}
+
+/** 3b: native µs/event at growing journal lengths (flatness). */
+function wReplayScale(impls) {
+  growthRows(impls, {
+    id: 'bench-scale', sizes: CFG.scale, gen: cycleEvent, dirLabel: 'scale', shape: 'flat',
+    rowLabel: (n) => `cold replay, native only, ${n} events (µs/event)`,
+  });
 }
 
 /** 3c: half the events are stale checkpoints, so diagnostics grow with the journal. */
@@ -608,27 +616,10 @@ function wReplayStale(impls) {
   }, CFG.rounds, 1, 20);
   row(`replay, ${n.toLocaleString('en-US')} events, half stale checkpoints (µs/event)${roundsNote(res)}`, { old: res.js, native: res.native, targetText: 'linear' });
   checkSame(`stale replay ${n}`, out.native.snapshot, out.js.snapshot);
-  const per = {};
-  const notes = {};
-  for (const m of CFG.staleScale) {
-    const dir = project(`stale-scale-${m}`);
-    writeJournal(journalOf(dir, id), id, m, staleEvent);
-    const r = alternate({ native: () => coldReplay(impls.native, dir, id, m) }, CFG.rounds, 1, 20);
-    per[m] = r.native;
-    notes[m] = roundsNote(r);
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-  // Growth, not scatter: the per-event cost at the largest size against the
-  // cheapest size (fixed costs make small journals dearer per event, which is fine).
-  const spread = per[CFG.staleScale[CFG.staleScale.length - 1]] / Math.min(...Object.values(per));
-  for (const m of CFG.staleScale) {
-    const last = m === CFG.staleScale[CFG.staleScale.length - 1];
-    row(`replay, native only, ${m.toLocaleString('en-US')} events, half stale (µs/event)${notes[m]}`, {
-      native: per[m],
-      targetText: last ? `linear (largest/cheapest ≤ 1.5; is ${fmt(spread)})` : 'linear',
-      met: last ? spread <= 1.5 : null,
-    });
-  }
+  growthRows(impls, {
+    id, sizes: CFG.staleScale, gen: staleEvent, dirLabel: 'stale-scale', shape: 'linear',
+    rowLabel: (m) => `replay, native only, ${m} events, half stale (µs/event)`,
+  });
 }
 
 /**
