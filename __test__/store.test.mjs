@@ -248,3 +248,41 @@ test('a caller mutating a returned snapshot changes neither the next snapshot no
   assert.equal(file.includes('MUTATED'), false);
   assert.equal(createLiveSessionStore({ cwd: dir }).getSnapshot('m1').pageUrl, null);
 });
+
+test('snapshot objects hold own data properties, whatever the keys, however often a shape repeats', () => {
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir, sessionId: 'k' });
+  // Keys a compiled object literal must quote exactly, or must not treat
+  // specially (`__proto__` is a plain own key in a spread copy).
+  const odd = ['__proto__', '0', '10', 'a"b', 'back\\slash', 'line\u2028sep', 'é', '😀', 'constructor', '', ' '];
+  const trapped = [];
+  Object.defineProperty(Object.prototype, 'trap', { set(v) { trapped.push(v); }, configurable: true });
+  try {
+    // Each shape is built several times, so both the key-by-key path and the
+    // compiled literal are exercised.
+    for (let i = 0; i < 8; i++) {
+      const event = JSON.parse(JSON.stringify({ type: 'steer', n: i, trap: i, nested: { trap: i + 100, deeper: { k: [i] } } }));
+      for (const k of odd) Object.defineProperty(event, k, { value: `${k}:${i}`, enumerable: true, writable: true, configurable: true });
+      const snap = store.appendEvent(event);
+      const pending = snap.pendingEvent;
+      const expected = { ...event, id: 'k' };
+      assert.deepStrictEqual(Object.keys(pending), Object.keys(expected), `round ${i}: key order`);
+      for (const k of Object.keys(expected)) {
+        const d = Object.getOwnPropertyDescriptor(pending, k);
+        assert.ok(d && d.writable && d.enumerable && d.configurable && !d.get, `round ${i}: ${JSON.stringify(k)} is an own data property`);
+      }
+      assert.equal(Object.getPrototypeOf(pending), Object.prototype);
+      assert.equal(pending.__proto__ === Object.prototype, false, '__proto__ stayed a key');
+      assert.deepStrictEqual(pending.nested, { trap: i + 100, deeper: { k: [i] } });
+      assert.equal(Object.getPrototypeOf(snap), Object.prototype);
+    }
+    assert.deepStrictEqual(trapped, [], 'no inherited setter ran');
+  } finally {
+    delete Object.prototype.trap;
+  }
+  // Many one-off shapes (more than the cache keeps) still come back right.
+  for (let i = 0; i < 5000; i++) {
+    const snap = store.appendEvent({ type: 'steer', [`key${i}`]: i, [`other${i % 7}`]: true });
+    assert.deepStrictEqual(snap.pendingEvent, { type: 'steer', [`key${i}`]: i, [`other${i % 7}`]: true, id: 'k' });
+  }
+});

@@ -33,6 +33,26 @@ impl From<Pending> for napi::Error {
 /// `JSON.stringify` then decides (it throws near 4,200 levels, and on cycles).
 const WALK_DEPTH_LIMIT: usize = 4_500;
 
+/// Objects nested deeper than this are built property by property instead of
+/// by a compiled literal (see `shapes`).
+const SHAPE_DEPTH_LIMIT: usize = 64;
+
+/// A writable, enumerable, configurable own data property: what an object
+/// literal, a spread or `JSON.parse` creates.
+fn data_property(name: napi_value, value: napi_value) -> sys::napi_property_descriptor {
+    use sys::PropertyAttributes as A;
+    sys::napi_property_descriptor {
+        utf8name: ptr::null(),
+        name,
+        method: None,
+        getter: None,
+        setter: None,
+        value,
+        attributes: A::writable | A::enumerable | A::configurable,
+        data: ptr::null_mut(),
+    }
+}
+
 #[derive(Clone, Copy)]
 pub struct Js {
     pub env: napi_env,
@@ -137,17 +157,7 @@ impl Js {
     /// Defines an own data property, the way object literals and spreads do,
     /// so a key named `__proto__` is a key and not the prototype setter.
     pub fn define(&self, obj: napi_value, key: napi_value, value: napi_value) -> JsResult<()> {
-        use sys::PropertyAttributes as A;
-        let desc = sys::napi_property_descriptor {
-            utf8name: ptr::null(),
-            name: key,
-            method: None,
-            getter: None,
-            setter: None,
-            value,
-            attributes: A::writable | A::enumerable | A::configurable,
-            data: ptr::null_mut(),
-        };
+        let desc = data_property(key, value);
         self.check(unsafe { sys::napi_define_properties(self.env, obj, 1, &desc) })
     }
 
@@ -431,7 +441,11 @@ pub struct ToJs<'a> {
 }
 
 impl ToJs<'_> {
-    pub fn value(&self, v: &Value) -> JsResult<napi_value> {
+    pub fn object(&self, o: &Object) -> JsResult<napi_value> {
+        self.object_at(o, 0)
+    }
+
+    fn value(&self, v: &Value, depth: usize) -> JsResult<napi_value> {
         let js = self.js;
         match v {
             Value::Undefined => js.undefined(),
@@ -451,77 +465,184 @@ impl ToJs<'_> {
                 let mut arr = ptr::null_mut();
                 js.check(unsafe { sys::napi_create_array_with_length(js.env, items.len(), &mut arr) })?;
                 for (i, item) in items.iter().enumerate() {
-                    let value = self.value(item)?;
+                    let value = self.value(item, depth + 1)?;
                     js.check(unsafe { sys::napi_set_element(js.env, arr, i as u32, value) })?;
                 }
                 Ok(arr)
             }
-            Value::Object(o) => self.object(o),
+            Value::Object(o) => self.object_at(o, depth),
         }
     }
 
-    pub fn object(&self, o: &Object) -> JsResult<napi_value> {
+    fn object_at(&self, o: &Object, depth: usize) -> JsResult<napi_value> {
         let js = self.js;
-        if let Some(ctor) = snapshot_shape(js, o)? {
-            let mut args = Vec::with_capacity(o.len());
-            for (_, v) in o.iter() {
-                args.push(self.value(v)?);
+        // Deep in a nested value the native stack is too low for V8 to take
+        // a call (it throws RangeError); the deep levels go key by key.
+        if o.proto().is_none() && depth < SHAPE_DEPTH_LIMIT {
+            if let Some(ctor) = shapes::constructor(js, o)? {
+                let mut args = Vec::with_capacity(o.len());
+                for (_, v) in o.iter() {
+                    args.push(self.value(v, depth + 1)?);
+                }
+                let this = js.undefined()?;
+                return js.call(this, ctor, &args);
             }
-            let this = js.undefined()?;
-            return js.call(this, ctor, &args);
         }
+        // Own data properties, defined as an object literal or `JSON.parse`
+        // would (assignment would run a setter inherited from a polluted
+        // `Object.prototype`, or set the prototype for `__proto__`).
         let obj = js.object()?;
+        let mut props = Vec::with_capacity(o.len());
         for (k, v) in o.iter() {
-            let key = js.js_string(k)?;
-            let value = self.value(v)?;
-            if k.eq_str("__proto__") {
-                js.define(obj, key, value)?;
-            } else {
-                js.check(unsafe { sys::napi_set_property(js.env, obj, key, value) })?;
-            }
+            props.push(data_property(js.js_string(k)?, self.value(v, depth + 1)?));
         }
+        js.check(unsafe { sys::napi_define_properties(js.env, obj, props.len(), props.as_ptr()) })?;
         if let Some(proto) = o.proto() {
-            let proto = self.value(proto)?;
+            let proto = self.value(proto, depth + 1)?;
             js.call_global("Object", "setPrototypeOf", &[obj, proto])?;
         }
         Ok(obj)
     }
 }
 
-thread_local! {
-    /// Per Node-API environment (one per thread), the compiled constructor
-    /// for objects with exactly the base snapshot's keys.
-    static SHAPE_CTORS: std::cell::RefCell<Vec<(usize, sys::napi_ref)>> = const { std::cell::RefCell::new(Vec::new()) };
-}
+/// Object literals compiled per key list.
+///
+/// Building an object key by key through Node-API costs a key string, a
+/// string-table lookup and a hidden-class transition per property. A function
+/// whose body is the object literal (`(a0, a1) => ({ "type": a0, "id": a1 })`)
+/// makes V8 allocate the object with its final hidden class at once, and the
+/// literal defines own data properties exactly as `JSON.parse` and the old
+/// module's spreads do. Snapshots repeat the same few shapes (the snapshot
+/// itself, pending events, timings, artifacts), so a shape is compiled once it
+/// has been seen a few times, and the cache is bounded.
+mod shapes {
+    use super::*;
+    use std::cell::RefCell;
+    use std::collections::HashMap;
 
-/// A snapshot with exactly the base keys, in order, is built by one call to a
-/// function whose body is that object literal: V8 then allocates it with its
-/// final hidden class at once, instead of growing it key by key through the
-/// generic property path (most of the cost of handing a snapshot to JS).
-fn snapshot_shape(js: Js, o: &Object) -> JsResult<Option<napi_value>> {
-    let keys = crate::reducer::BASE_KEYS;
-    if o.len() != keys.len() || !o.iter().zip(keys.iter()).all(|((k, _), want)| k.eq_str(want)) {
-        return Ok(None);
+    /// A shape is compiled after this many sightings: compiling costs about as
+    /// much as building a few dozen objects the slow way.
+    const COMPILE_AFTER: u32 = 3;
+    const MAX_KEYS: usize = 64;
+    const MAX_COMPILED: usize = 512;
+    /// Shapes seen but not yet compiled; the count is reset when it fills.
+    const MAX_PENDING: usize = 4096;
+
+    enum Lookup {
+        Ready(sys::napi_ref),
+        Compile,
+        Slow,
     }
-    let env_key = js.env as usize;
-    let cached = SHAPE_CTORS.with(|c| c.borrow().iter().find(|(e, _)| *e == env_key).map(|(_, r)| *r));
-    if let Some(r) = cached {
-        let mut f = ptr::null_mut();
-        js.check(unsafe { sys::napi_get_reference_value(js.env, r, &mut f) })?;
-        if !f.is_null() {
-            return Ok(Some(f));
+
+    struct Shape {
+        keys: Vec<String>,
+        seen: u32,
+        ctor: Option<sys::napi_ref>,
+    }
+
+    #[derive(Default)]
+    struct Cache {
+        env: usize,
+        by_hash: HashMap<u64, Vec<Shape>>,
+        compiled: usize,
+        pending: usize,
+    }
+
+    thread_local! {
+        /// One cache per thread, for the Node-API environment running on it
+        /// (Node runs one per thread); emptied when that environment ends.
+        static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+    }
+
+    unsafe extern "C" fn forget(_arg: *mut c_void) {
+        // The environment is going away and frees its references itself.
+        CACHE.with_borrow_mut(|c| *c = Cache::default());
+    }
+
+    fn same_keys(keys: &[String], o: &Object) -> bool {
+        keys.len() == o.len() && keys.iter().zip(o.iter()).all(|(a, (b, _))| b.as_str() == Some(a.as_str()))
+    }
+
+    /// The compiled literal for `o`'s key list, or `None` while the shape is
+    /// still rare (or cannot be written as a literal: `__proto__` would set
+    /// the prototype, and lone surrogates have no UTF-8 form).
+    pub(super) fn constructor(js: Js, o: &Object) -> JsResult<Option<napi_value>> {
+        if o.is_empty() || o.len() > MAX_KEYS {
+            return Ok(None);
         }
+        let hash = o.shape_hash();
+        let env = js.env as usize;
+        let found = CACHE.with_borrow_mut(|c| {
+            if c.env != env {
+                *c = Cache { env, ..Cache::default() };
+                if unsafe { sys::napi_add_env_cleanup_hook(js.env, Some(forget), ptr::null_mut()) } != sys::Status::napi_ok {
+                    c.env = 0;
+                    return Lookup::Slow;
+                }
+            }
+            let compiled = c.compiled;
+            if let Some(shape) = c.by_hash.get_mut(&hash).and_then(|b| b.iter_mut().find(|s| same_keys(&s.keys, o))) {
+                if let Some(r) = shape.ctor {
+                    return Lookup::Ready(r);
+                }
+                shape.seen += 1;
+                return if shape.seen >= COMPILE_AFTER && compiled < MAX_COMPILED { Lookup::Compile } else { Lookup::Slow };
+            }
+            if c.pending >= MAX_PENDING {
+                c.by_hash.retain(|_, b| {
+                    b.retain(|s| s.ctor.is_some());
+                    !b.is_empty()
+                });
+                c.pending = 0;
+            }
+            let keys: Option<Vec<String>> = o.iter().map(|(k, _)| k.as_str().filter(|k| *k != "__proto__").map(str::to_owned)).collect();
+            if let Some(keys) = keys {
+                c.by_hash.entry(hash).or_default().push(Shape { keys, seen: 1, ctor: None });
+                c.pending += 1;
+            }
+            Lookup::Slow
+        });
+        let ctor = match found {
+            Lookup::Ready(r) => r,
+            Lookup::Slow => return Ok(None),
+            Lookup::Compile => return compile(js, o, hash).map(Some),
+        };
+        let mut f = ptr::null_mut();
+        js.check(unsafe { sys::napi_get_reference_value(js.env, ctor, &mut f) })?;
+        Ok((!f.is_null()).then_some(f))
     }
-    let params: Vec<String> = (0..keys.len()).map(|i| format!("a{}", i)).collect();
-    let fields: Vec<String> = keys.iter().enumerate().map(|(i, k)| format!("{}: a{}", k, i)).collect();
-    let source = format!("(function snapshotShape({}) {{ return {{ {} }}; }})", params.join(", "), fields.join(", "));
-    let src = js.string(&source)?;
-    let mut f = ptr::null_mut();
-    js.check(unsafe { sys::napi_run_script(js.env, src, &mut f) })?;
-    let mut r = ptr::null_mut();
-    js.check(unsafe { sys::napi_create_reference(js.env, f, 1, &mut r) })?;
-    SHAPE_CTORS.with(|c| c.borrow_mut().push((env_key, r)));
-    Ok(Some(f))
+
+    fn compile(js: Js, o: &Object, hash: u64) -> JsResult<napi_value> {
+        let mut source = String::from("(function (");
+        for i in 0..o.len() {
+            source.push_str(if i == 0 { "a0" } else { ", a" });
+            if i > 0 {
+                source.push_str(&i.to_string());
+            }
+        }
+        source.push_str(") { return { ");
+        for (i, (k, _)) in o.iter().enumerate() {
+            // A JSON string literal is a JS string literal with the same value.
+            crate::json::write_string(&mut source, k);
+            source.push_str(": a");
+            source.push_str(&i.to_string());
+            source.push_str(", ");
+        }
+        source.push_str("}; })");
+        let src = js.string(&source)?;
+        let mut f = ptr::null_mut();
+        js.check(unsafe { sys::napi_run_script(js.env, src, &mut f) })?;
+        let mut r = ptr::null_mut();
+        js.check(unsafe { sys::napi_create_reference(js.env, f, 1, &mut r) })?;
+        CACHE.with_borrow_mut(|c| {
+            if let Some(shape) = c.by_hash.get_mut(&hash).and_then(|b| b.iter_mut().find(|s| same_keys(&s.keys, o))) {
+                shape.ctor = Some(r);
+                c.compiled += 1;
+                c.pending = c.pending.saturating_sub(1);
+            }
+        });
+        Ok(f)
+    }
 }
 
 /// The reducer's clock and parsers, answered by the running V8.

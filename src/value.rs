@@ -590,6 +590,12 @@ impl Object {
         self.entries.is_empty()
     }
 
+    /// A hash of the key list in order (from the per-key hashes already
+    /// kept), for caches keyed by an object's shape.
+    pub fn shape_hash(&self) -> u64 {
+        self.entries.iter().fold(self.entries.len() as u64, |h, e| (h.rotate_left(5) ^ u64::from(e.hash)).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&JsStr, &Value)> {
         self.entries.iter().map(|e| (&e.key, &e.value))
     }
