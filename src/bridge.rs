@@ -480,12 +480,13 @@ impl ToJs<'_> {
         // a call (it throws RangeError); the deep levels go key by key.
         if o.proto().is_none() && depth < SHAPE_DEPTH_LIMIT {
             if let Some(ctor) = shapes::constructor(js, o)? {
-                let mut args = Vec::with_capacity(o.len());
-                for (_, v) in o.iter() {
-                    args.push(self.value(v, depth + 1)?);
+                // `constructor` takes at most MAX_KEYS keys: the arguments fit here.
+                let mut args = [ptr::null_mut(); shapes::MAX_KEYS];
+                for (slot, (_, v)) in args.iter_mut().zip(o.iter()) {
+                    *slot = self.value(v, depth + 1)?;
                 }
                 let this = js.undefined()?;
-                return js.call(this, ctor, &args);
+                return js.call(this, ctor, &args[..o.len()]);
             }
         }
         // Own data properties, defined as an object literal or `JSON.parse`
@@ -523,7 +524,7 @@ mod shapes {
     /// A shape is compiled after this many sightings: compiling costs about as
     /// much as building a few dozen objects the slow way.
     const COMPILE_AFTER: u32 = 3;
-    const MAX_KEYS: usize = 64;
+    pub(super) const MAX_KEYS: usize = 64;
     const MAX_COMPILED: usize = 512;
     /// Shapes seen but not yet compiled; the count is reset when it fills.
     const MAX_PENDING: usize = 4096;

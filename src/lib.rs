@@ -259,8 +259,14 @@ impl StoreState {
         // for this store to be finalized.
         let mut r = ptr::null_mut();
         js.check(unsafe { sys::napi_create_reference(js.env, obj, 0, &mut r) })?;
-        if let Some((_, old)) = self.handed_out.insert(id.to_owned(), (version, r)) {
-            unsafe { sys::napi_delete_reference(js.env, old) };
+        match self.handed_out.get_mut(id) {
+            Some(slot) => {
+                let (_, old) = std::mem::replace(slot, (version, r));
+                unsafe { sys::napi_delete_reference(js.env, old) };
+            }
+            None => {
+                self.handed_out.insert(id.to_owned(), (version, r));
+            }
         }
         Ok(obj)
     }

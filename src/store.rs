@@ -822,9 +822,22 @@ mod tests {
             assert!(snapshot_file::rewrite_in_place(&snap, &snapshot).unwrap(), "lease refused");
             lock.release_on_close();
         });
+        // Producing those bytes from the model, as an append must: the
+        // event's JSON, the journal line and the pretty snapshot (no I/O).
+        let entry = json::parse(line.trim_end()).unwrap();
+        let (seq, id, ts) = (entry.get("seq").to_number(), entry.get("id").to_js_string().to_lossy(), entry.get("ts").to_js_string().to_lossy());
+        let Value::Object(mut model) = json::parse(std::str::from_utf8(&snapshot).unwrap()).unwrap() else { panic!("snapshot.json is not an object") };
+        let journal_bytes = model.remove("__journalBytes").map_or(0.0, |v| v.to_number()) as i64;
+        let next_seq = model.remove("__nextSeq").map_or(1.0, |v| v.to_number());
+        let render = median(&mut || {
+            let event = entry.get("event");
+            let event_text = json::stringify(event).unwrap();
+            std::hint::black_box(entry_line(seq, &id, event, &ts, &event_text, false));
+            std::hint::black_box(snapshot_file::render(&model, journal_bytes, next_seq));
+        });
         let _ = fs::remove_file(&journal);
         let _ = fs::remove_file(&snap);
-        println!("append-floor in_place_us={in_place:.2} guarded_us={guarded:.2}");
+        println!("append-floor in_place_us={in_place:.2} guarded_us={guarded:.2} render_us={render:.2}");
     }
 
     /// A clock that, the first time it is read (inside `append`, after the
