@@ -286,3 +286,31 @@ test('snapshot objects hold own data properties, whatever the keys, however ofte
     assert.deepStrictEqual(snap.pendingEvent, { type: 'steer', [`key${i}`]: i, [`other${i % 7}`]: true, id: 'k' });
   }
 });
+
+test('worker threads: each has its own engine state, and ending one leaves the others working', async () => {
+  const { Worker } = await import('node:worker_threads');
+  const dir = tempProject();
+  const indexPath = new URL('../index.js', import.meta.url).pathname;
+  const source = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    const { createLiveSessionStore } = require(workerData.indexPath);
+    const store = createLiveSessionStore({ cwd: workerData.dir, sessionId: workerData.id });
+    let snap;
+    for (let i = 0; i < 40; i++) snap = store.appendEvent({ type: 'steer', prompt: 'p' + i, element: { tag: 'div', n: i } });
+    parentPort.postMessage(snap.pendingEvent);
+  `;
+  const run = (id) => new Promise((resolve, reject) => {
+    const w = new Worker(source, { eval: true, workerData: { indexPath, dir, id } });
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
+  for (let round = 0; round < 2; round++) {
+    const got = await Promise.all(['w1', 'w2', 'w3'].map((id) => run(`${id}-${round}`)));
+    got.forEach((pending, k) => assert.deepStrictEqual(pending, { type: 'steer', prompt: 'p39', element: { tag: 'div', n: 39 }, id: `w${k + 1}-${round}` }));
+    // The main thread's store keeps working between and after the workers.
+    const store = createLiveSessionStore({ cwd: dir, sessionId: `main-${round}` });
+    for (let i = 0; i < 5; i++) store.appendEvent({ type: 'steer', prompt: 'm' + i, element: { tag: 'a', n: i } });
+    assert.deepStrictEqual(store.getSnapshot().pendingEvent, { type: 'steer', prompt: 'm4', element: { tag: 'a', n: 4 }, id: `main-${round}` });
+    assert.equal(createLiveSessionStore({ cwd: dir }).getSnapshot(`w2-${round}`).pendingEvent.prompt, 'p39');
+  }
+});

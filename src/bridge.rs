@@ -539,6 +539,9 @@ mod shapes {
         keys: Vec<String>,
         seen: u32,
         ctor: Option<sys::napi_ref>,
+        /// Compiling it failed once (the engine refused the script): it is
+        /// built key by key from then on.
+        refused: bool,
     }
 
     #[derive(Default)]
@@ -555,9 +558,13 @@ mod shapes {
         static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
     }
 
-    unsafe extern "C" fn forget(_arg: *mut c_void) {
+    unsafe extern "C" fn forget(env: *mut c_void) {
         // The environment is going away and frees its references itself.
-        CACHE.with_borrow_mut(|c| *c = Cache::default());
+        CACHE.with_borrow_mut(|c| {
+            if c.env == env as usize {
+                *c = Cache::default();
+            }
+        });
     }
 
     fn same_keys(keys: &[String], o: &Object) -> bool {
@@ -576,7 +583,7 @@ mod shapes {
         let found = CACHE.with_borrow_mut(|c| {
             if c.env != env {
                 *c = Cache { env, ..Cache::default() };
-                if unsafe { sys::napi_add_env_cleanup_hook(js.env, Some(forget), ptr::null_mut()) } != sys::Status::napi_ok {
+                if unsafe { sys::napi_add_env_cleanup_hook(js.env, Some(forget), js.env.cast()) } != sys::Status::napi_ok {
                     c.env = 0;
                     return Lookup::Slow;
                 }
@@ -586,8 +593,8 @@ mod shapes {
                 if let Some(r) = shape.ctor {
                     return Lookup::Ready(r);
                 }
-                shape.seen += 1;
-                return if shape.seen >= COMPILE_AFTER && compiled < MAX_COMPILED { Lookup::Compile } else { Lookup::Slow };
+                shape.seen = shape.seen.saturating_add(1);
+                return if shape.seen >= COMPILE_AFTER && compiled < MAX_COMPILED && !shape.refused { Lookup::Compile } else { Lookup::Slow };
             }
             if c.pending >= MAX_PENDING {
                 c.by_hash.retain(|_, b| {
@@ -598,7 +605,7 @@ mod shapes {
             }
             let keys: Option<Vec<String>> = o.iter().map(|(k, _)| k.as_str().filter(|k| *k != "__proto__").map(str::to_owned)).collect();
             if let Some(keys) = keys {
-                c.by_hash.entry(hash).or_default().push(Shape { keys, seen: 1, ctor: None });
+                c.by_hash.entry(hash).or_default().push(Shape { keys, seen: 1, ctor: None, refused: false });
                 c.pending += 1;
             }
             Lookup::Slow
@@ -606,7 +613,18 @@ mod shapes {
         let ctor = match found {
             Lookup::Ready(r) => r,
             Lookup::Slow => return Ok(None),
-            Lookup::Compile => return compile(js, o, hash).map(Some),
+            Lookup::Compile => {
+                return match compile(js, o, hash) {
+                    Ok(f) => Ok(Some(f)),
+                    // A faster path is never a reason to fail: drop the
+                    // engine's error and build this shape key by key.
+                    Err(Pending) => {
+                        js.take_exception()?;
+                        with_shape(o, hash, |shape| shape.refused = true);
+                        Ok(None)
+                    }
+                };
+            }
         };
         let mut f = ptr::null_mut();
         js.check(unsafe { sys::napi_get_reference_value(js.env, ctor, &mut f) })?;
@@ -635,14 +653,25 @@ mod shapes {
         js.check(unsafe { sys::napi_run_script(js.env, src, &mut f) })?;
         let mut r = ptr::null_mut();
         js.check(unsafe { sys::napi_create_reference(js.env, f, 1, &mut r) })?;
+        let kept = CACHE.with_borrow_mut(|c| {
+            let Some(shape) = c.by_hash.get_mut(&hash).and_then(|b| b.iter_mut().find(|s| same_keys(&s.keys, o))) else { return false };
+            shape.ctor = Some(r);
+            c.compiled += 1;
+            c.pending = c.pending.saturating_sub(1);
+            true
+        });
+        if !kept {
+            unsafe { sys::napi_delete_reference(js.env, r) };
+        }
+        Ok(f)
+    }
+
+    fn with_shape(o: &Object, hash: u64, f: impl FnOnce(&mut Shape)) {
         CACHE.with_borrow_mut(|c| {
             if let Some(shape) = c.by_hash.get_mut(&hash).and_then(|b| b.iter_mut().find(|s| same_keys(&s.keys, o))) {
-                shape.ctor = Some(r);
-                c.compiled += 1;
-                c.pending = c.pending.saturating_sub(1);
+                f(shape);
             }
         });
-        Ok(f)
     }
 }
 
