@@ -207,6 +207,26 @@ impl Js {
 
     /// The UTF-16 content of a JS string, kept exact (lone surrogates too).
     pub fn to_js_str(&self, v: napi_value) -> JsResult<JsStr> {
+        // Most strings (keys, ids, phases, timestamps) are short ASCII: one
+        // call into a stack buffer, and no allocation unless it is long.
+        const SHORT: usize = 64;
+        let mut buf = [0u16; SHORT];
+        let mut written = 0usize;
+        self.check(unsafe { sys::napi_get_value_string_utf16(self.env, v, buf.as_mut_ptr(), SHORT, &mut written) })?;
+        // `written` < SHORT - 1 proves the whole string fit (V8 fills the
+        // buffer but for the terminator when it is longer).
+        if written < SHORT - 1 {
+            let units = &buf[..written];
+            if units.iter().all(|&u| u < 0x80) {
+                let mut ascii = [0u8; SHORT];
+                for (b, &u) in ascii.iter_mut().zip(units) {
+                    *b = u as u8;
+                }
+                // SAFETY: every byte is below 0x80, so this is ASCII text.
+                return Ok(JsStr::from(unsafe { std::str::from_utf8_unchecked(&ascii[..written]) }));
+            }
+            return Ok(JsStr::from_utf16(units.to_vec()));
+        }
         let mut len = 0usize;
         self.check(unsafe { sys::napi_get_value_string_utf16(self.env, v, ptr::null_mut(), 0, &mut len) })?;
         let mut units = vec![0u16; len + 1];
