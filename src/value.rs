@@ -659,6 +659,25 @@ impl Object {
         }
     }
 
+    /// `obj[key] = value` for a parser building an object from text: no
+    /// prototype, no base-slot guess (parsed objects are rarely snapshots),
+    /// and a plain key that is not an index simply goes last.
+    pub(crate) fn set_parsed(&mut self, key: JsStr, hash: u32, value: Value) {
+        if let Some(e) = self.entries.iter_mut().find(|e| e.hash == hash && e.key == key) {
+            e.value = value;
+            return;
+        }
+        let first = match &key {
+            JsStr::Utf16(_) => 0,
+            k => k.as_str().map_or(0, |s| s.as_bytes().first().copied().unwrap_or(0)),
+        };
+        if first.is_ascii_digit() {
+            self.insert_new(key, hash, value);
+        } else {
+            self.entries.push(Entry { key, value, hash });
+        }
+    }
+
     fn insert_new(&mut self, key: JsStr, hash: u32, value: Value) {
         // Index keys lead in ascending order, so "index below `idx`" holds
         // for a prefix of all entries and the insertion point is where it
