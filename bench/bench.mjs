@@ -510,16 +510,26 @@ function checkSame(label, a, b) {
   if (!same) MISSES.push(`${label}: snapshots differ`);
 }
 
-/** 3: cold replay of a 20,000-event journal. */
-function wReplay(impls) {
-  const id = 'bench-replay';
-  const n = CFG.replayEvents;
-  const dirs = journalProjects(impls, 'replay', id, n, cycleEvent);
+/**
+ * Cold replays of the same `n`-event journal by each implementation, rounds
+ * alternating (`alternateArgs` go to `alternate`); `out.<impl>.snapshot` is
+ * the last snapshot each one returned.
+ */
+function alternateColdReplays(impls, label, id, n, gen, ...alternateArgs) {
+  const dirs = journalProjects(impls, label, id, n, gen);
   const out = { native: {}, js: {} };
   const res = alternate({
     native: () => coldReplay(impls.native, dirs.native, id, n, out.native),
     js: impls.js ? () => coldReplay(impls.js, dirs.js, id, n, out.js) : null,
-  });
+  }, ...alternateArgs);
+  return { dirs, out, res };
+}
+
+/** 3: cold replay of a 20,000-event journal. */
+function wReplay(impls) {
+  const id = 'bench-replay';
+  const n = CFG.replayEvents;
+  const { dirs, out, res } = alternateColdReplays(impls, 'replay', id, n, cycleEvent);
   const floor = replayFloor(journalOf(dirs.native, id));
   row(`cold replay, ${n.toLocaleString('en-US')} events (µs/event)`, {
     old: res.js, native: res.native, target: { speedup: 8 },
@@ -620,12 +630,7 @@ function wReplayScale(impls) {
 function wReplayStale(impls) {
   const id = 'bench-stale';
   const n = CFG.staleEvents;
-  const dirs = journalProjects(impls, 'stale', id, n, staleEvent);
-  const out = { native: {}, js: {} };
-  const res = alternate({
-    native: () => coldReplay(impls.native, dirs.native, id, n, out.native),
-    js: impls.js ? () => coldReplay(impls.js, dirs.js, id, n, out.js) : null,
-  }, CFG.rounds, 1, 20);
+  const { out, res } = alternateColdReplays(impls, 'stale', id, n, staleEvent, CFG.rounds, 1, 20);
   row(`replay, ${n.toLocaleString('en-US')} events, half stale checkpoints (µs/event)${roundsNote(res)}`, { old: res.js, native: res.native, targetText: 'linear' });
   checkSame(`stale replay ${n}`, out.native.snapshot, out.js.snapshot);
   growthRows(impls, {

@@ -609,7 +609,7 @@ mod shapes {
                 }
             }
             let compiled = c.compiled;
-            if let Some(shape) = c.by_hash.get_mut(&hash).and_then(|b| b.iter_mut().find(|s| same_keys(&s.keys, o))) {
+            if let Some(shape) = find(c, o, hash) {
                 if let Some(r) = shape.ctor {
                     return Lookup::Ready(r);
                 }
@@ -640,7 +640,7 @@ mod shapes {
                     // engine's error and build this shape key by key.
                     Err(Pending) => {
                         js.take_exception()?;
-                        with_shape(o, hash, |shape| shape.refused = true);
+                        CACHE.with_borrow_mut(|c| find(c, o, hash).map(|shape| shape.refused = true));
                         Ok(None)
                     }
                 };
@@ -674,7 +674,7 @@ mod shapes {
         let mut r = ptr::null_mut();
         js.check(unsafe { sys::napi_create_reference(js.env, f, 1, &mut r) })?;
         let kept = CACHE.with_borrow_mut(|c| {
-            let Some(shape) = c.by_hash.get_mut(&hash).and_then(|b| b.iter_mut().find(|s| same_keys(&s.keys, o))) else { return false };
+            let Some(shape) = find(c, o, hash) else { return false };
             shape.ctor = Some(r);
             c.compiled += 1;
             c.pending = c.pending.saturating_sub(1);
@@ -686,12 +686,9 @@ mod shapes {
         Ok(f)
     }
 
-    fn with_shape(o: &Object, hash: u64, f: impl FnOnce(&mut Shape)) {
-        CACHE.with_borrow_mut(|c| {
-            if let Some(shape) = c.by_hash.get_mut(&hash).and_then(|b| b.iter_mut().find(|s| same_keys(&s.keys, o))) {
-                f(shape);
-            }
-        });
+    /// The cached shape with `o`'s key list (`hash` is `o.shape_hash()`).
+    fn find<'c>(c: &'c mut Cache, o: &Object, hash: u64) -> Option<&'c mut Shape> {
+        c.by_hash.get_mut(&hash)?.iter_mut().find(|s| same_keys(&s.keys, o))
     }
 }
 

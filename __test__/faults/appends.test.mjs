@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  loadNative, referencePath, makeProject, removeDir, journalPath, snapshotPath,
+  loadNative, referenceOrSkip, makeProject, removeDir, journalPath, snapshotPath,
   readJournal, seqStats, startWorker, resultLine, expectClean, figure,
 } from './helpers.mjs';
 
@@ -121,11 +121,8 @@ test('4 processes x 300 appends: 1,201 lines, seq 1..1201, nothing lost, replay 
 });
 
 test('old module, same workload (QUIVER_REFERENCE_DIR; printed, not asserted)', async (t) => {
-  const refPath = referencePath();
-  if (!refPath) {
-    t.skip('QUIVER_REFERENCE_DIR not set: old-module comparison not run');
-    return;
-  }
+  const refPath = referenceOrSkip(t);
+  if (!refPath) return;
   const r = await runConcurrentAppends('ref', refPath);
   try {
     const mountedReplayed = r.replayed.mountedVariants.length;

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { referenceModulePath } from '../support/impls.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const PACKAGE_DIR = path.resolve(here, '..', '..');
@@ -18,11 +19,17 @@ export function loadNative() {
   return createRequire(path.join(PACKAGE_DIR, 'package.json'))(PACKAGE_ENTRY);
 }
 
+
 /**
- * Path of the old module's session-store.mjs, from QUIVER_REFERENCE_DIR;
- * null when the variable is unset (one lookup shared with the differential suite).
+ * Path of the old module's session-store.mjs, from QUIVER_REFERENCE_DIR (one
+ * lookup shared with the differential suite); null, after marking the test
+ * skipped and saying why, when the variable is unset.
  */
-export { referenceModulePath as referencePath } from '../support/impls.mjs';
+export function referenceOrSkip(t) {
+  const refPath = referenceModulePath();
+  if (!refPath) t.skip('QUIVER_REFERENCE_DIR not set: old-module comparison not run');
+  return refPath;
+}
 
 /**
  * A scratch project: a temp dir holding an empty `.git`, so the project-root

@@ -17,7 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  loadNative, referencePath, makeProject, removeDir, journalPath, snapshotPath, readJournal,
+  loadNative, referenceOrSkip, makeProject, removeDir, journalPath, snapshotPath, readJournal,
   startWorker, resultLine, expectClean, figure,
 } from './helpers.mjs';
 
@@ -167,11 +167,8 @@ test('getSnapshot in a tight loop while another process appends large lines: no 
   });
 
 test('old module, concurrent reads (QUIVER_REFERENCE_DIR; printed, not asserted)', async (t) => {
-  const refPath = referencePath();
-  if (!refPath) {
-    t.skip('QUIVER_REFERENCE_DIR not set: old-module comparison not run');
-    return;
-  }
+  const refPath = referenceOrSkip(t);
+  if (!refPath) return;
   const s = await rawSnapshotReads('ref', refPath);
   figure(`old module: raw snapshot reads during appends: ${s.partial} partial / ${s.reads} reads `
     + `(${((100 * s.partial) / s.reads).toFixed(2)}%), ${s.missing} missing; writer appended ${s.appends}`);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import {
-  loadNative, referencePath, makeProject, removeDir, journalPath, snapshotPath, readJournal, figure,
+  loadNative, referenceOrSkip, makeProject, removeDir, journalPath, snapshotPath, readJournal, figure,
 } from './helpers.mjs';
 
 const ID = 'torn';
@@ -80,11 +80,8 @@ for (const survivor of [false, true]) {
 }
 
 test('old module, torn tail (QUIVER_REFERENCE_DIR; printed, not asserted)', async (t) => {
-  const refPath = referencePath();
-  if (!refPath) {
-    t.skip('QUIVER_REFERENCE_DIR not set: old-module comparison not run');
-    return;
-  }
+  const refPath = referenceOrSkip(t);
+  if (!refPath) return;
   const create = (await import(pathToFileURL(refPath).href)).createLiveSessionStore;
   const r = tornTailScenario(create, { survivor: false });
   try {
