@@ -534,15 +534,16 @@ function wReplay(impls) {
   row(`cold replay, ${n.toLocaleString('en-US')} events (µs/event)`, {
     old: res.js, native: res.native, target: { speedup: 8 },
     // The floor is validation alone: every line must at least be checked
-    // (a bad one becomes a diagnostic). Building each line as a value tree,
-    // as the old module and this package do, costs more; a replay that built
-    // only what the reducer keeps could come nearer the floor.
+    // (a bad one becomes a diagnostic). The replay validates each line and
+    // builds only the values the reducer reads; the notes say how much of
+    // what remains is the reducer itself.
     floor: floor ? `${fmt(floor.validate)} (a value tree per line, serde_json: ${fmt(floor.serde)})` : null, floorValue: floor?.validate ?? null,
   });
   if (floor) {
     NOTES.push(`cold replay floor, same journal, in Rust (cargo test replay_floor, medians of 7): parsing each line into a value tree with serde_json ` +
       `${fmt(floor.serde)} µs/event; validating it only (serde IgnoredAny, nothing built) ${fmt(floor.validate)}; this package's parser ` +
-      `${fmt(floor.ours)}; its whole replay ${fmt(floor.replay)} (no Node-API, no snapshot file).`);
+      `${fmt(floor.ours)}; its whole replay ${fmt(floor.replay)} (no Node-API, no snapshot file), of which the reducer alone, ` +
+      `applying lines parsed beforehand, is ${fmt(floor.reduce)}.`);
   }
   const expect = PHASE_AFTER[(n - 1) % CYCLE];
   if (out.native.snapshot?.phase !== expect) MISSES.push(`cold replay: native phase ${out.native.snapshot?.phase}, expected ${expect}`);
@@ -582,12 +583,16 @@ function cargoProbe(name, env, keys) {
  * The parse floor of a replay, measured by the crate's ignored `replay_floor`
  * test on the very journal the workload replayed: validating each line (the
  * least any replay must do), and for comparison parsing each line into a value
- * tree with serde_json and with this package's parser.
+ * tree with serde_json and with this package's parser, the whole replay, and
+ * the reducer alone over lines parsed beforehand.
  */
 function replayFloor(journal) {
   const v = cargoProbe('replay_floor', { QLN_FLOOR_JOURNAL: journal },
-    ['parse_serde_value_us_per_event', 'validate_us_per_event', 'ours_parse_us_per_event', 'replay_us_per_event']);
-  return v && { serde: v.parse_serde_value_us_per_event, validate: v.validate_us_per_event, ours: v.ours_parse_us_per_event, replay: v.replay_us_per_event };
+    ['parse_serde_value_us_per_event', 'validate_us_per_event', 'ours_parse_us_per_event', 'replay_us_per_event', 'reduce_us_per_event']);
+  return v && {
+    serde: v.parse_serde_value_us_per_event, validate: v.validate_us_per_event, ours: v.ours_parse_us_per_event,
+    replay: v.replay_us_per_event, reduce: v.reduce_us_per_event,
+  };
 }
 
 /**

@@ -18,7 +18,8 @@ use std::path::Path;
 use crate::fs_error::{Context, FsError};
 use crate::json;
 use crate::platform;
-use crate::reducer::{apply_event, base_snapshot, entry_seq, obj, Host};
+use crate::lazy_record::{self, LazyLine};
+use crate::reducer::{apply_entry, base_snapshot, entry_seq, obj, Host, Record};
 use crate::value::{js_trim_is_empty, JsStr, Object, Value};
 
 /// How many bytes before the end of a replayed prefix are kept to check, on
@@ -75,7 +76,9 @@ impl Replay {
         s
     }
 
-    /// Applies one complete line (without its `\n`), numbered `line_no`.
+    /// Applies one complete line (without its `\n`), numbered `line_no`,
+    /// through the full parser. A replay reads lines field by field where it
+    /// can; the tests hold the two ways to the same result.
     pub fn apply_line(&mut self, line: &str, line_no: u64, host: &dyn Host) {
         let parsed = ParsedLine::of(line);
         self.apply_parsed(parsed, line_no, host);
@@ -84,33 +87,62 @@ impl Replay {
     /// The second half of [`apply_line`]: what the JS replay loop does with
     /// a parsed line.
     fn apply_parsed(&mut self, parsed: ParsedLine, line_no: u64, host: &dyn Host) {
-        let host = &ClockWatch { inner: host, used: std::cell::Cell::new(false) };
-        let failure = match parsed {
-            ParsedLine::Blank => return,
-            ParsedLine::Invalid(line) => Some(host.json_parse_message(&line)),
-            ParsedLine::Entry(entry) if !entry.is_object_like() => Some("entry is not object".to_owned()),
-            ParsedLine::Entry(entry) => {
-                if let Some(seq) = entry_seq(&entry) {
-                    self.next_seq = self.next_seq.max(seq + 1.0);
-                }
-                apply_event(&mut self.snapshot, &entry, host).err()
+        match parsed {
+            ParsedLine::Blank => {}
+            ParsedLine::Invalid(line) => {
+                let message = host.json_parse_message(&line);
+                self.parse_failed(line_no, message);
             }
-        };
+            ParsedLine::Entry(entry) if !entry.is_object_like() => self.parse_failed(line_no, "entry is not object".to_owned()),
+            ParsedLine::Entry(entry) => {
+                let event = if entry.get("event").truthy() { entry.get("event") } else { &entry };
+                self.apply_entry(&entry, event, line_no, host);
+            }
+        }
+    }
+
+    /// [`apply_line`] for a line read field by field; `false` (having done
+    /// nothing) when the full parser must take it.
+    fn apply_lazily(&mut self, line: &str, line_no: u64, scratch: &mut lazy_record::Scratch, host: &dyn Host) -> bool {
+        let Some(lazy) = LazyLine::read(line, scratch) else { return false };
+        let event = lazy.event.as_ref().unwrap_or(&lazy.entry);
+        self.apply_entry(&lazy.entry, event, line_no, host);
+        true
+    }
+
+    /// An object entry: its `seq` advances the next one, and a reducer
+    /// failure becomes the line's diagnostic.
+    fn apply_entry<R: Record + ?Sized>(&mut self, entry: &R, event: &R, line_no: u64, host: &dyn Host) {
+        if let Some(seq) = entry_seq(entry) {
+            self.next_seq = self.next_seq.max(seq + 1.0);
+        }
+        let host = &ClockWatch { inner: host, used: std::cell::Cell::new(false) };
+        let failure = apply_entry(&mut self.snapshot, entry, event, host).err();
         self.clock_dependent |= host.used.get();
         if let Some(message) = failure {
-            self.parse_diags.push(Value::Object(obj(&[
-                ("error", Value::str("journal_parse_failed")),
-                ("line", Value::Number(line_no as f64)),
-                ("message", Value::String(JsStr::from(message))),
-            ])));
+            self.parse_failed(line_no, message);
         }
+    }
+
+    fn parse_failed(&mut self, line_no: u64, message: String) {
+        self.parse_diags.push(Value::Object(obj(&[
+            ("error", Value::str("journal_parse_failed")),
+            ("line", Value::Number(line_no as f64)),
+            ("message", Value::String(JsStr::from(message))),
+        ])));
     }
 
     /// Reads from `reader` (positioned at `self.offset`) to its end.
     fn consume(&mut self, reader: &mut impl BufRead, host: &dyn Host) -> io::Result<()> {
         let mut buf = Vec::new();
+        let mut scratch = lazy_record::Scratch::default();
         while let Some(raw) = RawLine::read(reader, &mut buf)? {
-            self.apply_parsed(ParsedLine::of_bytes(&buf[..raw.body_len]), self.newlines + 1, host);
+            let body = &buf[..raw.body_len];
+            let line_no = self.newlines + 1;
+            let lazily = std::str::from_utf8(body).is_ok_and(|line| self.apply_lazily(line, line_no, &mut scratch, host));
+            if !lazily {
+                self.apply_parsed(ParsedLine::of_bytes(body), line_no, host);
+            }
             self.advance(raw);
         }
         Ok(())
@@ -288,6 +320,166 @@ mod tests {
     use crate::reducer::tests::TestHost;
     use std::io::Write;
 
+    /// Replays `lines` as a journal file (the way a replay reads, field by
+    /// field where it can) and again line by line through the full parser;
+    /// returns both results as comparable text.
+    fn replay_both_ways(lines: &[String]) -> (String, String) {
+        let dir = std::env::temp_dir().join(format!("qln-lazy-{}-{}", std::process::id(), LAZY_CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let host = TestHost(1_700_000_000_000.0);
+        let id = JsStr::from("s");
+        let lazy = replay_file(&path, &id, &host, Locking::TakeShared).unwrap();
+        let mut full = Replay::empty(&id);
+        for (i, line) in lines.iter().enumerate() {
+            full.apply_line(line, i as u64 + 1, &host);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        let show = |r: &Replay| format!("{:?} {} {}", json::stringify(&Value::Object(r.visible())), r.next_seq, r.clock_dependent);
+        (show(&lazy), show(&full))
+    }
+
+    static LAZY_CASE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    /// Lines a field-by-field read could get wrong: repeated keys, events
+    /// that are not objects, escaped keys, keys V8 orders first, odd values.
+    #[test]
+    fn field_by_field_replay_agrees_with_full_parse_on_edge_cases() {
+        let lines: Vec<String> = [
+            r#"{"seq":1,"ts":"2030-01-01T00:00:00.000Z","event":{"type":"generate","id":"s","pageUrl":"/a","count":2,"token":"t","screenshotPath":"/x.png"}}"#,
+            r#"{"seq":2,"event":{"type":"agent_phase","phase":"a","type":"agent_phase","phase":"b","durationMs":3}}"#,
+            r#"{"seq":3,"event":"not an object","type":"checkpoint","revision":4}"#,
+            r#"{"seq":4,"event":{"type":"checkpoint","revision":9},"event":null,"type":"variant_mounted","variant":2}"#,
+            r#"{"seq":5,"event":null,"event":{"type":"variant_mounted","variant":"3"}}"#,
+            r#"{"seq":6,"event":0,"type":"variant_mounted","variant":1}"#,
+            r#"{"seq":7,"event":"","type":"steer","pageUrl":"/b","prompt":"p"}"#,
+            r#"{"seq":8,"event":[1],"type":"steer"}"#,
+            r#"{"seq":9,"event":true}"#,
+            r#"{"seq":10,"\u0065vent":{"type":"discard"}}"#,
+            r#"{"seq":11,"event":{"\u0074ype":"complete","type":"steer_done","message":"m"}}"#,
+            r#"{"seq":12,"event":{"type":"generate","1":"one","0":"zero","__proto__":{"a":1},"token":"x","b":"\ud800"}}"#,
+            r#"{"seq":13,"event":{"type":"variant_plan","plan":{"count":3,"variants":[{"n":1,"label":"A\n\"q\""}]}}}"#,
+            r#"  {"seq" : 14 , "event" : { "type" : "agent_phase" , "phase" : "generating" , "at" : 1.5e3 } }  "#,
+            r#"{"seq":15,"event":{"type":"checkpoint","revision":-0,"paramValues":{"w":700,"w":800},"owner":"tab"}}"#,
+            r#"{"seq":"16","event":{"type":"accept","variantId":"2"}}"#,
+            r#"{"seq":17,"event":{"type":"nope"}} trailing"#,
+            r#"[1,2,3]"#,
+            r#""just a string""#,
+            r#"   "#,
+            r#"{"seq":18,"ts":"not a date","event":{"type":"variant_mount_failed","variant":1,"url":"/u","error":"e"}}"#,
+            r#"{"seq":19.5,"event":{"type":"agent_error","message":"","sourceEventType":"generate"}}"#,
+            r#"{"seq":20,"event":{"type":"detector_waivers","waivers":["a","b"]}}"#,
+            r#"{"seq":21,"event":{"type":"checkpoint","revision":{"toString":1}}}"#,
+            r#"{"seq":22,"event":{"type":"variant_mounted","variant":1e400}}"#,
+            r#"{"seq":23,"event":{"type":"complete","carbonize":true}}"#,
+            r#"{"seq":24,"event":{}}"#,
+            r#"{"seq":25,"event":{"type":"discard","x":1},"event":{"type":"steer_done","message":"two"}}"#,
+            r#"{}"#,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (lazy, full) = replay_both_ways(&lines);
+        assert_eq!(lazy, full);
+        // Each prefix too: a line's effect must not depend on what follows.
+        for n in 1..lines.len() {
+            let (lazy, full) = replay_both_ways(&lines[..n]);
+            assert_eq!(lazy, full, "first {n} lines");
+        }
+    }
+
+    /// Random journals over the reducer's event types and keys, with
+    /// repeats, escapes and malformed lines: both ways of reading agree.
+    #[test]
+    fn field_by_field_replay_agrees_with_full_parse_on_random_journals() {
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        for case in 0..200 {
+            let lines: Vec<String> = (0..40).map(|i| random_line(&mut rng, i)).collect();
+            let (lazy, full) = replay_both_ways(&lines);
+            assert_eq!(lazy, full, "case {case}: {lines:#?}");
+        }
+    }
+
+    fn next(rng: &mut u64) -> u64 {
+        *rng ^= *rng << 13;
+        *rng ^= *rng >> 7;
+        *rng ^= *rng << 17;
+        *rng
+    }
+
+    fn pick<'a>(rng: &mut u64, items: &[&'a str]) -> &'a str {
+        items[(next(rng) % items.len() as u64) as usize]
+    }
+
+    fn random_value(rng: &mut u64, depth: u32) -> String {
+        let scalars = [
+            "null", "true", "false", "0", "-0", "1", "2", "3", "7", "1.5", "-2", "1e400", "\"\"", "\"x\"", "\"1\"", "\"2\"",
+            "\"generating\"", "\"variants_ready\"", "\"publication\"", "\"variants_progress\"", "\"tab-a\"", "\"\\u00e9\\n\"",
+            "\"\\ud800\"", "\"2030-01-01T00:00:00.000Z\"", "\"__proto__\"", "\"accept_requested\"", "\"completed\"",
+        ];
+        match next(rng) % 10 {
+            0 if depth < 3 => format!("[{}]", (0..next(rng) % 3).map(|_| random_value(rng, depth + 1)).collect::<Vec<_>>().join(",")),
+            1 if depth < 3 => random_object(rng, depth + 1, &["a", "n", "label", "path", "type", "0", "__proto__"]),
+            _ => pick(rng, &scalars).to_string(),
+        }
+    }
+
+    fn random_object(rng: &mut u64, depth: u32, keys: &[&str]) -> String {
+        let members: Vec<String> = (0..next(rng) % 7).map(|_| format!("\"{}\":{}", pick(rng, keys), random_value(rng, depth))).collect();
+        format!("{{{}}}", members.join(","))
+    }
+
+    fn random_line(rng: &mut u64, i: usize) -> String {
+        const TYPES: [&str; 22] = [
+            "generate", "variant_plan", "detector_waivers", "agent_phase", "variants_ready", "agent_done", "variant_mounted",
+            "variant_mount_failed", "checkpoint", "accept", "accept_intent", "manual_edit_apply", "steer", "carbonize_cleanup",
+            "steer_done", "discard", "discarded", "complete", "agent_error", "unknown", "", "generate",
+        ];
+        const EVENT_KEYS: [&str; 30] = [
+            "id", "phase", "variant", "revision", "owner", "reason", "revisionDomain", "at", "durationMs", "plan", "paramValues",
+            "pageUrl", "count", "screenshotPath", "token", "carbonize", "file", "sourceFile", "previewFile", "previewMode",
+            "arrivedVariants", "variantId", "message", "sourceEventType", "waivers", "url", "error", "__proto__", "0", "visibleVariant",
+        ];
+        let mut event: Vec<String> = Vec::new();
+        for _ in 0..next(rng) % 8 {
+            let key = pick(rng, &EVENT_KEYS);
+            let key = if next(rng) % 40 == 0 { "\\u0074ype" } else { key };
+            event.push(format!("\"{}\":{}", key, random_value(rng, 1)));
+        }
+        let at = (next(rng) % (event.len() as u64 + 1)) as usize;
+        event.insert(at, format!("\"type\":\"{}\"", pick(rng, &TYPES)));
+        if next(rng) % 10 == 0 {
+            event.push(format!("\"type\":\"{}\"", pick(rng, &TYPES)));
+        }
+        let event = format!("{{{}}}", event.join(","));
+        let event = match next(rng) % 20 {
+            0 => "null".to_string(),
+            1 => "\"text\"".to_string(),
+            2 => "0".to_string(),
+            3 => "[]".to_string(),
+            _ => event,
+        };
+        let mut top = vec![format!("\"seq\":{}", i + 1), "\"id\":\"s\"".to_string()];
+        if next(rng) % 4 != 0 {
+            top.push(format!("\"ts\":\"2030-01-01T00:00:{:02}.000Z\"", i % 60));
+        }
+        top.push(format!("\"event\":{event}"));
+        if next(rng) % 15 == 0 {
+            top.push(format!("\"event\":{}", random_value(rng, 1)));
+        }
+        if next(rng) % 8 == 0 {
+            top.push(format!("\"type\":\"{}\"", pick(rng, &TYPES)));
+        }
+        let line = format!("{{{}}}", top.join(","));
+        match next(rng) % 30 {
+            0 => line[..line.len() / 2].to_string(),
+            1 => String::new(),
+            2 => format!(" {line}\r"),
+            _ => line,
+        }
+    }
+
     /// The non-blank lines of a journal named by an environment variable, or
     /// `None` (saying why on stderr) so an ignored benchmark run without it
     /// skips instead of failing.
@@ -318,6 +510,20 @@ mod tests {
         let host = TestHost(0.0);
         median_us(iters, events, || {
             std::hint::black_box(replay_file(path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap());
+        })
+    }
+
+    /// The reducer alone: every line parsed beforehand, then applied in order
+    /// to a fresh snapshot (what a replay costs even with parsing for free).
+    fn reduce_us(lines: &[String], iters: usize) -> f64 {
+        let entries: Vec<Value> = lines.iter().filter_map(|l| json::parse(l).ok()).collect();
+        let host = TestHost(0.0);
+        median_us(iters, entries.len(), || {
+            let mut snapshot = base_snapshot(&JsStr::from("s"));
+            for e in &entries {
+                let _ = crate::reducer::apply_event(&mut snapshot, e, &host);
+            }
+            std::hint::black_box(snapshot);
         })
     }
 
@@ -363,9 +569,10 @@ mod tests {
         });
         let ours = ours_parse_us(&lines, ITERS);
         let replay = replay_us(&path, ITERS, lines.len());
+        let reduce = reduce_us(&lines, ITERS);
         println!(
             "replay-floor parse_serde_value_us_per_event={serde_value:.3} validate_us_per_event={validate:.3} \
-             ours_parse_us_per_event={ours:.3} replay_us_per_event={replay:.3}"
+             ours_parse_us_per_event={ours:.3} replay_us_per_event={replay:.3} reduce_us_per_event={reduce:.3}"
         );
     }
 

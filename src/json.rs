@@ -32,6 +32,24 @@ pub fn parse(text: &str) -> Result<Value, ParseError> {
     Ok(v)
 }
 
+/// The value of text already known to be one valid JSON value, without
+/// starting a parser, when it is one of the common simple forms: a string
+/// with no escapes, an integer [`small_integer`] takes, or a literal.
+/// `None` means "use [`parse`]", never "invalid".
+pub fn parse_simple(text: &str) -> Option<Value> {
+    let b = text.as_bytes();
+    match b.first()? {
+        b'"' if b.len() >= 2 && plain_len(&b[1..]) == b.len() - 2 => Some(Value::String(JsStr::from(&text[1..text.len() - 1]))),
+        b'-' | b'0'..=b'9' => small_integer(text).map(Value::Number),
+        _ => match text {
+            "true" => Some(Value::Bool(true)),
+            "false" => Some(Value::Bool(false)),
+            "null" => Some(Value::Null),
+            _ => None,
+        },
+    }
+}
+
 /// Errors travel boxed inside the parser: `Result<Value, Box<_>>` is no
 /// bigger than a `Value`, and every nested value passes through one, so an
 /// unboxed error made each level copy and test a larger result.
@@ -268,7 +286,7 @@ impl<'a> Parser<'a> {
 /// the first quote, backslash or control character. Eight bytes per step:
 /// a journal line is mostly string text, and a byte at a time with three
 /// compares each was the parser's largest cost after building values.
-fn plain_len(b: &[u8]) -> usize {
+pub(crate) fn plain_len(b: &[u8]) -> usize {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     let mut i = 0;

@@ -20,6 +20,14 @@ pub struct Member<'a> {
     pub value: Range<usize>,
 }
 
+/// A member as byte ranges of the text: its key (between the quotes, known
+/// to hold no escapes) and its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberSpan {
+    pub key: Range<usize>,
+    pub value: Range<usize>,
+}
+
 /// Deeper nesting than this is left to the full parser (V8 accepts more, but
 /// the skim need not: it only has to be sure when it says yes).
 const MAX_DEPTH: usize = 512;
@@ -36,6 +44,43 @@ pub fn top_level_members(text: &str) -> Option<Vec<Member<'_>>> {
     })?;
     s.ws();
     (s.i == s.b.len()).then_some(members)
+}
+
+/// [`top_level_members`] into reused vectors, also reporting the members of
+/// the object held by the last `nested` key, when that value is an object
+/// (`nested_members` is left empty otherwise). `None` when the text is not
+/// one object `JSON.parse` accepts, or when a key at either level holds an
+/// escape; the vectors' contents are then meaningless.
+///
+/// One pass: the nested object is validated while its members are noted,
+/// instead of skimming it once as a value and again as an object.
+pub fn members_with_nested(text: &str, nested: &str, members: &mut Vec<MemberSpan>, nested_members: &mut Vec<MemberSpan>) -> Option<()> {
+    members.clear();
+    nested_members.clear();
+    let mut s = Skim { b: text.as_bytes(), i: 0 };
+    s.ws();
+    s.sequence(b'{', b'}', 1, |s| {
+        let key_start = s.i + 1;
+        if s.string()? {
+            return None;
+        }
+        let key = key_start..s.i - 1;
+        s.ws();
+        s.eat(b':')?;
+        s.ws();
+        let start = s.i;
+        if &text[key.clone()] == nested && s.peek() == Some(b'{') {
+            // A repeated key: only the last value counts, as in `JSON.parse`.
+            nested_members.clear();
+            s.object(2, &mut |key, escaped, value| (!escaped).then(|| nested_members.push(MemberSpan { key, value })))?;
+        } else {
+            s.value(1)?;
+        }
+        members.push(MemberSpan { key, value: start..s.i });
+        Some(())
+    })?;
+    s.ws();
+    (s.i == s.b.len()).then_some(())
 }
 
 struct Skim<'a> {
@@ -128,6 +173,7 @@ impl Skim<'_> {
         self.eat(b'"')?;
         let mut escaped = false;
         loop {
+            self.i += crate::json::plain_len(&self.b[self.i..]);
             match self.next()? {
                 b'"' => return Some(escaped),
                 b'\\' => {
@@ -144,8 +190,8 @@ impl Skim<'_> {
                         _ => return None,
                     }
                 }
-                c if c < 0x20 => return None,
-                _ => {}
+                // A raw control character: V8 refuses it.
+                _ => return None,
             }
         }
     }
@@ -214,6 +260,26 @@ mod tests {
         assert_eq!(&text[m[2].value.clone()], "{\"a\": [1, {\"b\": null}]}");
         assert_eq!(&text[m[3].value.clone()], "true");
         assert_eq!(top_level_members(" {} ").map(|m| m.len()), Some(0));
+    }
+
+    #[test]
+    fn nested_members_are_those_of_the_last_object_under_the_key() {
+        let text = r#"{"seq":1,"event":{"a":1},"x":[{"event":{}}],"event":{"type":"t","b":{"c":2}}}"#;
+        let (mut top, mut nested) = (Vec::new(), Vec::new());
+        assert!(members_with_nested(text, "event", &mut top, &mut nested).is_some());
+        let keys = |m: &[MemberSpan]| m.iter().map(|m| &text[m.key.clone()]).collect::<Vec<_>>();
+        assert_eq!(keys(&top), ["seq", "event", "x", "event"]);
+        assert_eq!(keys(&nested), ["type", "b"]);
+        assert_eq!(&text[nested[1].value.clone()], r#"{"c":2}"#);
+        assert_eq!(&text[top[3].value.clone()], r#"{"type":"t","b":{"c":2}}"#);
+        // Not an object under the key: no nested members.
+        assert!(members_with_nested(r#"{"event":"x"}"#, "event", &mut top, &mut nested).is_some());
+        assert!(nested.is_empty());
+        // An escaped key at either level, or bad JSON anywhere, is refused.
+        assert!(members_with_nested(r#"{"ev\u0065nt":{}}"#, "event", &mut top, &mut nested).is_none());
+        assert!(members_with_nested(r#"{"event":{"\u0074ype":1}}"#, "event", &mut top, &mut nested).is_none());
+        assert!(members_with_nested(r#"{"event":{"a":[1,]}}"#, "event", &mut top, &mut nested).is_none());
+        assert!(members_with_nested(r#"{"event":{}} x"#, "event", &mut top, &mut nested).is_none());
     }
 
     #[test]

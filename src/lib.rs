@@ -17,6 +17,7 @@ pub mod jsdate;
 pub mod journal;
 pub mod json;
 pub mod json_skim;
+pub mod lazy_record;
 pub mod lock;
 pub mod platform;
 pub mod project_root;

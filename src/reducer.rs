@@ -99,11 +99,37 @@ pub fn base_snapshot(id: &JsStr) -> Object {
     s
 }
 
+/// What the reducer reads of a journal entry and of its event: properties
+/// by name, and for a pending event the whole object as `{ ...event }`.
+/// A [`Value`] is one; a replayed line is another that builds only the
+/// values read (see `lazy_record`), which is most of a replay's cost.
+pub trait Record {
+    /// `record[key]`, `undefined` when absent.
+    fn get(&self, key: &str) -> &Value;
+    /// `{ ...record }`.
+    fn spread(&self) -> Object;
+}
+
+impl Record for Value {
+    fn get(&self, key: &str) -> &Value {
+        Value::get(self, key)
+    }
+    fn spread(&self) -> Object {
+        spread_object(self)
+    }
+}
+
 /// Applies one journal entry. On `Err` (the TypeError message JS would
 /// throw) the snapshot is left exactly as it was, as the JS leaves its
 /// previous snapshot when building the next one throws.
 pub fn apply_event(snap: &mut Object, entry: &Value, host: &dyn Host) -> Result<(), String> {
     let event = if entry.get("event").truthy() { entry.get("event") } else { entry };
+    apply_entry(snap, entry, event, host)
+}
+
+/// [`apply_event`] with the event already picked out of the entry: its
+/// `event` property when that is truthy, else the entry itself.
+pub fn apply_entry<R: Record + ?Sized>(snap: &mut Object, entry: &R, event: &R, host: &dyn Host) -> Result<(), String> {
     let normalized = normalize_fields(snap)?;
     precheck(snap, entry, event)?;
     for (k, v) in normalized {
@@ -159,7 +185,7 @@ fn push_array_spread(out: &mut Vec<(&'static str, Value)>, key: &'static str, v:
 /// Checks whose failure must leave the snapshot untouched: every coercion
 /// the case will make that can throw in JS (`Number(x)`, `String(x)`, `>=`
 /// on an object owning a non-callable `toString`) is tried here first.
-fn precheck(s: &Object, entry: &Value, event: &Value) -> Result<(), String> {
+fn precheck<R: Record + ?Sized>(s: &Object, entry: &R, event: &R) -> Result<(), String> {
     let ty = event.get("type");
     let is = |t: &str| ty.as_js_str().is_some_and(|x| x.eq_str(t));
     let get = |k: &str| s.get(k).unwrap_or(&UNDEFINED);
@@ -235,14 +261,14 @@ fn artifact_position(items: &[Value], path: &Value) -> Result<bool, String> {
     Ok(false)
 }
 
-struct Reduction<'a> {
+struct Reduction<'a, R: Record + ?Sized> {
     s: &'a mut Object,
-    entry: &'a Value,
-    event: &'a Value,
+    entry: &'a R,
+    event: &'a R,
     host: &'a dyn Host,
 }
 
-impl Reduction<'_> {
+impl<R: Record + ?Sized> Reduction<'_, R> {
     fn ev(&self, k: &str) -> &Value {
         self.event.get(k)
     }
@@ -628,8 +654,8 @@ fn same_value_zero(v: &Value, n: f64) -> bool {
 
 /// `{ ...event }` without the delivery token, which must never be replayed to
 /// another reader.
-fn pending_event(event: &Value) -> Value {
-    let mut copy = spread_object(event);
+fn pending_event<R: Record + ?Sized>(event: &R) -> Value {
+    let mut copy = event.spread();
     copy.remove("token");
     Value::Object(copy)
 }
@@ -643,7 +669,7 @@ pub fn obj(pairs: &[(&str, Value)]) -> Object {
 }
 
 /// Whether an entry's `seq` advances the next sequence number (`Number.isInteger`).
-pub fn entry_seq(entry: &Value) -> Option<f64> {
+pub fn entry_seq<R: Record + ?Sized>(entry: &R) -> Option<f64> {
     let seq = entry.get("seq");
     is_integer(seq).then(|| seq.to_number())
 }

@@ -311,18 +311,20 @@ const KNOWN_KEYS: [&str; BASE.len() + EVENT_KEYS.len()] = {
     all
 };
 
-/// Open-addressed table over [`KNOWN_KEYS`] by [`hash_bytes`]: slot holds
-/// index + 1, 0 is empty. Built at compile time so interning a parsed key
-/// costs one hash (which the object needs anyway) and usually one compare.
-const INTERN_SLOTS: usize = 256;
+/// Table over [`KNOWN_KEYS`] by [`hash_bytes`]: slot holds index + 1, 0 is
+/// empty. Built at compile time, and sized so that every known key has a
+/// slot of its own (the build fails otherwise): interning a parsed key then
+/// costs one hash (which the object needs anyway) and one compare, and every
+/// base key's slot says where the snapshot keeps it. With a smaller table,
+/// four base keys (`mountedVariants` among them, read twice per event) lost
+/// their slot to a collision and every read of them scanned the snapshot.
+const INTERN_SLOTS: usize = 2048;
 static INTERN_TABLE: [u8; INTERN_SLOTS] = {
     let mut table = [0u8; INTERN_SLOTS];
     let mut i = 0;
     while i < KNOWN_KEYS.len() {
-        let mut slot = hash_bytes(KNOWN_KEYS[i].as_bytes()) as usize % INTERN_SLOTS;
-        while table[slot] != 0 {
-            slot = (slot + 1) % INTERN_SLOTS;
-        }
+        let slot = hash_bytes(KNOWN_KEYS[i].as_bytes()) as usize % INTERN_SLOTS;
+        assert!(table[slot] == 0, "two known keys share an intern slot: grow INTERN_SLOTS");
         table[slot] = (i + 1) as u8;
         i += 1;
     }
@@ -341,14 +343,8 @@ fn base_position(hash: u32) -> Option<usize> {
 
 /// The interned copy of `s`, given `hash == hash_bytes(s)`.
 fn intern(s: &str, hash: u32) -> Option<&'static str> {
-    let mut slot = hash as usize % INTERN_SLOTS;
-    loop {
-        let known = KNOWN_KEYS[usize::from(INTERN_TABLE[slot]).checked_sub(1)?];
-        if known == s {
-            return Some(known);
-        }
-        slot = (slot + 1) % INTERN_SLOTS;
-    }
+    let known = KNOWN_KEYS[usize::from(INTERN_TABLE[hash as usize % INTERN_SLOTS]).checked_sub(1)?];
+    (known == s).then_some(known)
 }
 
 fn join_array(items: &[Value]) -> JsStr {
@@ -920,6 +916,9 @@ mod tests {
     fn known_keys_intern_and_others_do_not() {
         for k in KNOWN_KEYS {
             assert!(matches!(JsStr::key(k).0, JsStr::Static(s) if s == k), "{k}");
+        }
+        for (i, k) in BASE.iter().enumerate() {
+            assert_eq!(base_position(hash_bytes(k.as_bytes())), Some(i), "{k} has its own slot");
         }
         for k in ["", "x", "Phase", "phase ", "seqs", "generationCanceledAtX"] {
             assert!(!matches!(JsStr::key(k).0, JsStr::Static(_)), "{k}");
