@@ -564,10 +564,29 @@ mod shapes {
         refused: bool,
     }
 
+    /// The map's keys are already `Object::shape_hash` values: hashing them
+    /// again (SipHash, the std default) cost more per object than the lookup.
+    #[derive(Default)]
+    struct AlreadyHashed(u64);
+
+    impl std::hash::Hasher for AlreadyHashed {
+        fn finish(&self) -> u64 {
+            self.0
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            for &b in bytes {
+                self.0 = (self.0 << 8 | self.0 >> 56) ^ u64::from(b);
+            }
+        }
+        fn write_u64(&mut self, n: u64) {
+            self.0 = n;
+        }
+    }
+
     #[derive(Default)]
     struct Cache {
         env: usize,
-        by_hash: HashMap<u64, Vec<Shape>>,
+        by_hash: HashMap<u64, Vec<Shape>, std::hash::BuildHasherDefault<AlreadyHashed>>,
         compiled: usize,
         pending: usize,
     }
