@@ -186,59 +186,62 @@ fn push_array_spread(out: &mut Vec<(&'static str, Value)>, key: &'static str, v:
 /// the case will make that can throw in JS (`Number(x)`, `String(x)`, `>=`
 /// on an object owning a non-callable `toString`) is tried here first.
 fn precheck<R: Record + ?Sized>(s: &Object, entry: &R, event: &R) -> Result<(), String> {
-    let ty = event.get("type");
-    let is = |t: &str| ty.as_js_str().is_some_and(|x| x.eq_str(t));
+    // One match on the type instead of a string compare per case: this runs
+    // for every event replayed or appended.
+    let ty = event.get("type").as_js_str().and_then(JsStr::as_str).unwrap_or("");
     let get = |k: &str| s.get(k).unwrap_or(&UNDEFINED);
     let fenced = get("generationCanceled").truthy() || is_fenced(get("phase"));
     let ts_text = || entry.get("ts").or_falsy(Value::str("")).try_to_js_string().map(|_| ());
     let uses_event_time = || event.get("at").is_nullish();
-    if is("variant_mounted") || is("variant_mount_failed") {
-        let n = event.get("variant").try_to_number()?;
-        if is("variant_mount_failed") && n.is_finite() && n.trunc() == n && n >= 1.0 && uses_event_time() {
-            ts_text()?;
+    match ty {
+        "variant_mounted" | "variant_mount_failed" => {
+            let n = event.get("variant").try_to_number()?;
+            if ty == "variant_mount_failed" && n.is_finite() && n.trunc() == n && n >= 1.0 && uses_event_time() {
+                ts_text()?;
+            }
         }
-    }
-    if is("checkpoint") && !fenced {
-        let publication = event.get("revisionDomain").as_js_str().is_some_and(|d| d.eq_str("publication"))
-            || (event.get("reason").as_js_str().is_some_and(|r| r.eq_str("variants_progress")) && !event.get("owner").truthy());
-        let field = if publication { "publicationCheckpointRevision" } else { "browserCheckpointRevision" };
-        let fallback = if publication { Value::Number(0.0) } else { get("checkpointRevision").clone() };
-        let current = get(field).or_nullish(fallback).or_nullish(Value::Number(0.0));
-        crate::value::try_loose_ge(&event.get("revision").or_nullish(Value::Number(0.0)), &current)?;
-    }
-    if is("accept") || is("accept_intent") || is("discard") {
-        if uses_event_time() {
-            ts_text()?;
+        "checkpoint" if !fenced => {
+            let publication = event.get("revisionDomain").as_js_str().is_some_and(|d| d.eq_str("publication"))
+                || (event.get("reason").as_js_str().is_some_and(|r| r.eq_str("variants_progress")) && !event.get("owner").truthy());
+            let field = if publication { "publicationCheckpointRevision" } else { "browserCheckpointRevision" };
+            let fallback = if publication { Value::Number(0.0) } else { get("checkpointRevision").clone() };
+            let current = get(field).or_nullish(fallback).or_nullish(Value::Number(0.0));
+            crate::value::try_loose_ge(&event.get("revision").or_nullish(Value::Number(0.0)), &current)?;
         }
-        if !is("discard") {
-            event.get("variantId").or_nullish(get("visibleVariant").clone()).try_to_number()?;
+        "accept" | "accept_intent" | "discard" => {
+            if uses_event_time() {
+                ts_text()?;
+            }
+            if ty != "discard" {
+                event.get("variantId").or_nullish(get("visibleVariant").clone()).try_to_number()?;
+            }
         }
-    }
-    if is("variants_ready") || is("agent_done") {
-        let carbonize_after_accept = is("agent_done")
-            && matches!(event.get("carbonize"), Value::Bool(true))
-            && get("phase").as_js_str().is_some_and(|p| p.eq_str("accept_requested"));
-        if (!fenced || carbonize_after_accept) && uses_event_time() {
-            ts_text()?;
+        "variants_ready" | "agent_done" => {
+            let carbonize_after_accept = ty == "agent_done"
+                && matches!(event.get("carbonize"), Value::Bool(true))
+                && get("phase").as_js_str().is_some_and(|p| p.eq_str("accept_requested"));
+            if (!fenced || carbonize_after_accept) && uses_event_time() {
+                ts_text()?;
+            }
         }
-    }
-    if is("agent_phase") && event.get("phase").truthy() {
-        event.get("phase").try_to_js_string()?;
-        if uses_event_time() {
-            ts_text()?;
+        "agent_phase" if event.get("phase").truthy() => {
+            event.get("phase").try_to_js_string()?;
+            if uses_event_time() {
+                ts_text()?;
+            }
         }
-    }
-    if ty.as_js_str().is_some_and(|t| t.eq_str("generate")) && event.get("screenshotPath").truthy() {
-        if let Some(Value::Array(items)) = s.get("annotationArtifacts") {
-            artifact_position(items, event.get("screenshotPath"))?;
+        "generate" if event.get("screenshotPath").truthy() => {
+            if let Some(Value::Array(items)) = s.get("annotationArtifacts") {
+                artifact_position(items, event.get("screenshotPath"))?;
+            }
         }
-    }
-    let fenced = s.get("generationCanceled").is_some_and(Value::truthy) || s.get("phase").is_some_and(is_fenced);
-    if ty.as_js_str().is_some_and(|t| t.eq_str("detector_waivers")) && !fenced {
-        let current = s.get("detectorWaivers").cloned().unwrap_or(Value::Undefined);
-        if current.truthy() {
-            spread_array(&current, "(next.detectorWaivers || [])")?;
+        "detector_waivers" if !fenced => {
+            let current = get("detectorWaivers");
+            if current.truthy() {
+                spread_array(current, "(next.detectorWaivers || [])")?;
+            }
         }
+        _ => {}
     }
     Ok(())
 }
