@@ -408,6 +408,10 @@ mod tests {
         *rng
     }
 
+    fn one_in(rng: &mut u64, n: u64) -> bool {
+        next(rng).is_multiple_of(n)
+    }
+
     fn pick<'a>(rng: &mut u64, items: &[&'a str]) -> &'a str {
         items[(next(rng) % items.len() as u64) as usize]
     }
@@ -444,12 +448,12 @@ mod tests {
         let mut event: Vec<String> = Vec::new();
         for _ in 0..next(rng) % 8 {
             let key = pick(rng, &EVENT_KEYS);
-            let key = if next(rng) % 40 == 0 { "\\u0074ype" } else { key };
+            let key = if one_in(rng, 40) { "\\u0074ype" } else { key };
             event.push(format!("\"{}\":{}", key, random_value(rng, 1)));
         }
         let at = (next(rng) % (event.len() as u64 + 1)) as usize;
         event.insert(at, format!("\"type\":\"{}\"", pick(rng, &TYPES)));
-        if next(rng) % 10 == 0 {
+        if one_in(rng, 10) {
             event.push(format!("\"type\":\"{}\"", pick(rng, &TYPES)));
         }
         let event = format!("{{{}}}", event.join(","));
@@ -461,14 +465,14 @@ mod tests {
             _ => event,
         };
         let mut top = vec![format!("\"seq\":{}", i + 1), "\"id\":\"s\"".to_string()];
-        if next(rng) % 4 != 0 {
+        if !one_in(rng, 4) {
             top.push(format!("\"ts\":\"2030-01-01T00:00:{:02}.000Z\"", i % 60));
         }
         top.push(format!("\"event\":{event}"));
-        if next(rng) % 15 == 0 {
+        if one_in(rng, 15) {
             top.push(format!("\"event\":{}", random_value(rng, 1)));
         }
-        if next(rng) % 8 == 0 {
+        if one_in(rng, 8) {
             top.push(format!("\"type\":\"{}\"", pick(rng, &TYPES)));
         }
         let line = format!("{{{}}}", top.join(","));
