@@ -48,11 +48,28 @@ pub struct LazyLine<'a, 's> {
     pub event: Option<LazyRecord<'a, 's>>,
 }
 
+impl Scratch {
+    /// Members a skim of the line already located (on the read-ahead
+    /// thread), for [`LazyLine::assemble`].
+    pub fn load(&mut self, entry: &[MemberSpan], event: &[MemberSpan]) {
+        self.entry.clear();
+        self.entry.extend_from_slice(entry);
+        self.event.clear();
+        self.event.extend_from_slice(event);
+    }
+}
+
 impl<'a, 's> LazyLine<'a, 's> {
     /// Locates the members of `line`; `None` when the full parser must take
     /// it (see the module's note).
     pub fn read(line: &'a str, scratch: &'s mut Scratch) -> Option<LazyLine<'a, 's>> {
         members_with_nested(line, "event", &mut scratch.entry, &mut scratch.event)?;
+        LazyLine::assemble(line, scratch)
+    }
+
+    /// The line over the members in `scratch`, which must be those
+    /// `json_skim::members_with_nested` found in this very line.
+    pub fn assemble(line: &'a str, scratch: &'s mut Scratch) -> Option<LazyLine<'a, 's>> {
         reset(&mut scratch.entry_values, scratch.entry.len());
         reset(&mut scratch.event_values, scratch.event.len());
         let entry = LazyRecord { text: line, line, members: &scratch.entry, values: &scratch.entry_values };

@@ -21,6 +21,7 @@ pub mod lazy_record;
 pub mod lock;
 pub mod platform;
 pub mod project_root;
+pub mod read_ahead;
 pub mod reducer;
 pub mod snapshot_file;
 pub mod store;
