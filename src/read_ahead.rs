@@ -21,9 +21,10 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use crate::json_skim::{members_with_nested, MemberSpan};
 
-/// Bytes read per batch: large enough that a batch costs one hand-over per
-/// thousand lines, small enough that the batches in flight stay in cache.
-pub const CHUNK: usize = 256 << 10;
+/// Bytes read per batch: about 250 journal lines, so the batches in flight
+/// stay in cache and the applying thread starts soon. Measured on a 20,000
+/// event journal: 32–128 KiB were alike, 256 KiB 5% slower, 1 MiB 40%.
+pub const CHUNK: usize = 64 << 10;
 
 /// Batches in flight between the threads, beyond the one each is holding.
 const IN_FLIGHT: usize = 2;
