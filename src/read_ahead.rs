@@ -144,21 +144,9 @@ fn produce<R: Read>(mut reader: R, chunk: usize, full: SyncSender<io::Result<Bat
 fn fill(reader: &mut impl Read, bytes: &mut Vec<u8>, chunk: usize) -> io::Result<(usize, bool)> {
     loop {
         let old = bytes.len();
-        bytes.resize(old + chunk, 0);
-        let n = loop {
-            match reader.read(&mut bytes[old..]) {
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                other => break other,
-            }
-        };
-        let n = match n {
-            Ok(n) => n,
-            Err(e) => {
-                bytes.truncate(old);
-                return Err(e);
-            }
-        };
-        bytes.truncate(old + n);
+        // `read_to_end` on a `take` fills spare capacity without zeroing it
+        // first, and retries interrupted reads.
+        let n = reader.by_ref().take(chunk as u64).read_to_end(bytes)?;
         if n == 0 {
             return Ok((bytes.len(), true));
         }
@@ -170,12 +158,29 @@ fn fill(reader: &mut impl Read, bytes: &mut Vec<u8>, chunk: usize) -> io::Result
     }
 }
 
+/// The offset of the first `\n` in `b`, eight bytes at a time.
+fn newline(b: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or_default()) ^ (ONES * u64::from(b'\n'));
+        // The lowest flagged byte is exact (see `json::plain_len`).
+        let flags = x.wrapping_sub(ONES) & !x & HIGH;
+        if flags != 0 {
+            return Some(i + flags.trailing_zeros() as usize / 8);
+        }
+        i += 8;
+    }
+    b[i..].iter().position(|&c| c == b'\n').map(|p| i + p)
+}
+
 /// Cuts a batch's bytes into lines and skims each.
 fn split(batch: &mut Batch, (entry, event): &mut (Vec<MemberSpan>, Vec<MemberSpan>)) {
     let mut start = 0;
     while start < batch.bytes.len() {
         let rest = &batch.bytes[start..];
-        let (body_end, end, complete) = match rest.iter().position(|&b| b == b'\n') {
+        let (body_end, end, complete) = match newline(rest) {
             Some(i) => (start + i, start + i + 1, true),
             None => (batch.bytes.len(), batch.bytes.len(), false),
         };
@@ -243,6 +248,27 @@ mod tests {
                 let got_lines: Vec<(Vec<u8>, bool)> = got.iter().map(|(b, c, _)| (b.clone(), *c)).collect();
                 assert_eq!(got_lines, want, "chunk {chunk}, text {:?}", String::from_utf8_lossy(text));
             }
+        }
+    }
+
+    #[test]
+    fn newline_finds_the_first_one_at_every_offset() {
+        for len in 0..40 {
+            for at in 0..len {
+                let mut b = vec![b'a'; len];
+                b[at] = b'\n';
+                if at + 3 < len {
+                    b[at + 3] = b'\n';
+                }
+                // Bytes that differ from a newline by one bit or by a borrow.
+                for (i, x) in b.iter_mut().enumerate() {
+                    if *x != b'\n' && i % 3 == 0 {
+                        *x = [0x0b, 0x8a, 0x09, 0x0a ^ 0x80][i % 4];
+                    }
+                }
+                assert_eq!(newline(&b), Some(at), "len {len} at {at}");
+            }
+            assert_eq!(newline(&vec![b'x'; len]), None);
         }
     }
 
