@@ -477,6 +477,35 @@ mod tests {
         }
     }
 
+    /// A journal long enough that `replay_file` reads it ahead on a second
+    /// thread: the same result as the full parser, line by line.
+    #[test]
+    fn long_random_journal_read_ahead_agrees_with_full_parse() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut lines = Vec::new();
+        let mut bytes = 0;
+        while bytes <= READ_AHEAD_FROM_BYTES as usize + read_ahead::CHUNK {
+            let line = random_line(&mut rng, lines.len());
+            bytes += line.len() + 1;
+            lines.push(line);
+        }
+        let dir = std::env::temp_dir().join(format!("qln-long-ahead-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let host = TestHost(1_700_000_000_000.0);
+        let id = JsStr::from("s");
+        let ahead = replay_file(&path, &id, &host, Locking::TakeShared).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut full = Replay::empty(&id);
+        for (i, line) in lines.iter().enumerate() {
+            full.apply_line(line, i as u64 + 1, &host);
+        }
+        let show = |r: &Replay| format!("{:?} {}", json::stringify(&Value::Object(r.visible())), r.next_seq);
+        assert!(show(&ahead) == show(&full), "{} lines, {bytes} bytes: the replays differ", lines.len());
+        assert_eq!((ahead.offset, ahead.newlines, ahead.clean_end), (bytes as u64, lines.len() as u64, true));
+    }
+
     fn next(rng: &mut u64) -> u64 {
         *rng ^= *rng << 13;
         *rng ^= *rng >> 7;
