@@ -366,10 +366,7 @@ mod tests {
     /// returns both results as comparable text. On the way, checks that
     /// reading ahead on a second thread gives the first one exactly.
     fn replay_both_ways(lines: &[String]) -> (String, String) {
-        let dir = std::env::temp_dir().join(format!("qln-lazy-{}-{}", std::process::id(), LAZY_CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("s.jsonl");
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let (dir, path) = write_journal(lines);
         let host = TestHost(1_700_000_000_000.0);
         let id = JsStr::from("s");
         let lazy = replay_file(&path, &id, &host, Locking::TakeShared).unwrap();
@@ -386,16 +383,32 @@ mod tests {
             assert_eq!(visible(&ahead), visible(&lazy), "read ahead in chunks of {chunk}");
             assert_eq!((ahead.next_seq, ahead.clock_dependent), (lazy.next_seq, lazy.clock_dependent));
         }
-        let mut full = Replay::empty(&id);
-        for (i, line) in lines.iter().enumerate() {
-            full.apply_line(line, i as u64 + 1, &host);
-        }
         let _ = std::fs::remove_dir_all(&dir);
+        let full = full_replay(lines, &host);
         let show = |r: &Replay| format!("{:?} {} {}", json::stringify(&Value::Object(r.visible())), r.next_seq, r.clock_dependent);
         (show(&lazy), show(&full))
     }
 
-    static LAZY_CASE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    /// `lines` as a journal file in a directory of its own, which the
+    /// caller removes.
+    fn write_journal(lines: &[String]) -> (std::path::PathBuf, std::path::PathBuf) {
+        static CASE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let case = CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("qln-journal-{}-{case}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.jsonl");
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        (dir, path)
+    }
+
+    /// Each line through the full parser, numbered from 1.
+    fn full_replay(lines: &[String], host: &dyn Host) -> Replay {
+        let mut full = Replay::empty(&JsStr::from("s"));
+        for (i, line) in lines.iter().enumerate() {
+            full.apply_line(line, i as u64 + 1, host);
+        }
+        full
+    }
 
     /// Lines a field-by-field read could get wrong: repeated keys, events
     /// that are not objects, escaped keys, keys V8 orders first, odd values.
@@ -489,18 +502,11 @@ mod tests {
             bytes += line.len() + 1;
             lines.push(line);
         }
-        let dir = std::env::temp_dir().join(format!("qln-long-ahead-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("s.jsonl");
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        let (dir, path) = write_journal(&lines);
         let host = TestHost(1_700_000_000_000.0);
-        let id = JsStr::from("s");
-        let ahead = replay_file(&path, &id, &host, Locking::TakeShared).unwrap();
+        let ahead = replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
-        let mut full = Replay::empty(&id);
-        for (i, line) in lines.iter().enumerate() {
-            full.apply_line(line, i as u64 + 1, &host);
-        }
+        let full = full_replay(&lines, &host);
         let show = |r: &Replay| format!("{:?} {}", json::stringify(&Value::Object(r.visible())), r.next_seq);
         assert!(show(&ahead) == show(&full), "{} lines, {bytes} bytes: the replays differ", lines.len());
         assert_eq!((ahead.offset, ahead.newlines, ahead.clean_end), (bytes as u64, lines.len() as u64, true));
