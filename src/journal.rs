@@ -102,17 +102,15 @@ impl Replay {
         }
     }
 
-    /// [`apply_line`] for a line read field by field; `false` (having done
-    /// nothing) when the full parser must take it.
-    fn apply_lazily(&mut self, line: &str, line_no: u64, scratch: &mut lazy_record::Scratch, host: &dyn Host) -> bool {
-        let Some(lazy) = LazyLine::read(line, scratch) else { return false };
-        self.apply_lazy(&lazy, line_no, host);
-        true
-    }
-
-    fn apply_lazy(&mut self, lazy: &LazyLine, line_no: u64, host: &dyn Host) {
-        let event = lazy.event.as_ref().unwrap_or(&lazy.entry);
-        self.apply_entry(&lazy.entry, event, line_no, host);
+    /// One line of the file: applied as read field by field when `lazy`
+    /// holds it, else through the full parser; then counted.
+    fn take_line(&mut self, body: &[u8], lazy: Option<LazyLine>, raw: RawLine, host: &dyn Host) {
+        let line_no = self.newlines + 1;
+        match lazy {
+            Some(lazy) => self.apply_entry(&lazy.entry, lazy.event.as_ref().unwrap_or(&lazy.entry), line_no, host),
+            None => self.apply_parsed(ParsedLine::of_bytes(body), line_no, host),
+        }
+        self.advance(raw);
     }
 
     /// An object entry: its `seq` advances the next one, and a reducer
@@ -143,12 +141,8 @@ impl Replay {
         let mut scratch = lazy_record::Scratch::default();
         while let Some(raw) = RawLine::read(reader, &mut buf)? {
             let body = &buf[..raw.body_len];
-            let line_no = self.newlines + 1;
-            let lazily = std::str::from_utf8(body).is_ok_and(|line| self.apply_lazily(line, line_no, &mut scratch, host));
-            if !lazily {
-                self.apply_parsed(ParsedLine::of_bytes(body), line_no, host);
-            }
-            self.advance(raw);
+            let lazy = std::str::from_utf8(body).ok().and_then(|line| LazyLine::read(line, &mut scratch));
+            self.take_line(body, lazy, raw, host);
         }
         Ok(())
     }
@@ -161,20 +155,12 @@ impl Replay {
         let mut scratch = lazy_record::Scratch::default();
         read_ahead::for_each_batch(file, chunk, |batch| {
             for line in &batch.lines {
-                let line_no = self.newlines + 1;
-                let lazy = match (&line.members, batch.text(line)) {
-                    (Some((entry, event)), Some(text)) => {
-                        scratch.load(&batch.spans[entry.clone()], &batch.spans[event.clone()]);
-                        LazyLine::assemble(text, &mut scratch)
-                    }
-                    _ => None,
-                };
-                match lazy {
-                    Some(lazy) => self.apply_lazy(&lazy, line_no, host),
-                    None => self.apply_parsed(ParsedLine::of_bytes(batch.body(line)), line_no, host),
-                }
-                let body_len = line.body_end - line.start;
-                self.advance(RawLine { len: line.end - line.start, body_len, complete: line.complete });
+                let lazy = batch.skimmed(line).and_then(|(text, entry, event)| {
+                    scratch.load(entry, event);
+                    LazyLine::assemble(text, &mut scratch)
+                });
+                let raw = RawLine { len: line.end - line.start, body_len: line.body_end - line.start, complete: line.complete };
+                self.take_line(batch.body(line), lazy, raw, host);
             }
         })
     }

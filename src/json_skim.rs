@@ -59,15 +59,10 @@ pub fn members_with_nested(text: &str, nested: &str, members: &mut Vec<MemberSpa
     nested_members.clear();
     let mut s = Skim { b: text.as_bytes(), i: 0 };
     s.ws();
-    s.sequence(b'{', b'}', 1, |s| {
-        let key_start = s.i + 1;
-        if s.string()? {
+    s.object_with(1, |s, key, escaped| {
+        if escaped {
             return None;
         }
-        let key = key_start..s.i - 1;
-        s.ws();
-        s.eat(b':')?;
-        s.ws();
         let start = s.i;
         if &text[key.clone()] == nested && s.peek() == Some(b'{') {
             // A repeated key: only the last value counts, as in `JSON.parse`.
@@ -199,6 +194,17 @@ impl Skim<'_> {
     /// An object; `member` gets each key's range (quotes excluded), whether
     /// the key held an escape, and its value's range, and can refuse it.
     fn object(&mut self, depth: usize, member: &mut dyn FnMut(Range<usize>, bool, Range<usize>) -> Option<()>) -> Option<()> {
+        self.object_with(depth, |s, key, escaped| {
+            let start = s.i;
+            s.value(depth)?;
+            member(key, escaped, start..s.i)
+        })
+    }
+
+    /// An object whose values `value` skims itself, each positioned at the
+    /// value after its key's range (quotes excluded) and whether the key
+    /// held an escape.
+    fn object_with(&mut self, depth: usize, mut value: impl FnMut(&mut Self, Range<usize>, bool) -> Option<()>) -> Option<()> {
         self.sequence(b'{', b'}', depth, |s| {
             let key_start = s.i + 1;
             let escaped = s.string()?;
@@ -206,9 +212,7 @@ impl Skim<'_> {
             s.ws();
             s.eat(b':')?;
             s.ws();
-            let start = s.i;
-            s.value(depth)?;
-            member(key, escaped, start..s.i)
+            value(s, key, escaped)
         })
     }
 

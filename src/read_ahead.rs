@@ -53,16 +53,15 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// A line's text. `None` when it is not UTF-8.
-    pub fn text(&self, line: &Line) -> Option<&str> {
-        let body = &self.bytes[line.start..line.body_end];
-        match line.members {
-            // SAFETY: `members` is set only for a line that passed
-            // `std::str::from_utf8` when the batch was made, and a batch is
-            // not changed after it is handed over.
-            Some(_) => Some(unsafe { std::str::from_utf8_unchecked(body) }),
-            None => std::str::from_utf8(body).ok(),
-        }
+    /// A line the skim took: its text, its members and its event's
+    /// members. `None` sends the line to the full parser.
+    pub fn skimmed(&self, line: &Line) -> Option<(&str, &[MemberSpan], &[MemberSpan])> {
+        let (entry, event) = line.members.clone()?;
+        // SAFETY: `members` is set only for a line that passed
+        // `std::str::from_utf8` when the batch was made, and a batch is not
+        // changed after it is handed over.
+        let text = unsafe { std::str::from_utf8_unchecked(self.body(line)) };
+        Some((text, &self.spans[entry], &self.spans[event]))
     }
 
     pub fn body(&self, line: &Line) -> &[u8] {
@@ -280,10 +279,8 @@ mod tests {
         assert_eq!(found, [true, false, false, false]);
         let mut spans = Vec::new();
         for_each_batch(&text[..], CHUNK, |b| {
-            let l = &b.lines[0];
-            let (entry, event) = l.members.clone().unwrap();
-            let text = b.text(l).unwrap();
-            spans = b.spans[entry].iter().chain(&b.spans[event]).map(|m| text[m.key.clone()].to_owned()).collect();
+            let (text, entry, event) = b.skimmed(&b.lines[0]).unwrap();
+            spans = entry.iter().chain(event).map(|m| text[m.key.clone()].to_owned()).collect();
         })
         .unwrap();
         assert_eq!(spans, ["seq", "event", "type"]);
