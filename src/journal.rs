@@ -20,7 +20,8 @@ use crate::json;
 use crate::platform;
 use crate::read_ahead;
 use crate::lazy_record::{self, LazyLine};
-use crate::reducer::{apply_entry, base_snapshot, entry_seq, obj, Host, Record};
+use crate::deferred::Deferred;
+use crate::reducer::{apply_entry_deferring, base_snapshot, entry_seq, obj, Host, Record};
 use crate::value::{js_trim_is_empty, JsStr, Object, Value};
 
 /// How many bytes before the end of a replayed prefix are kept to check, on
@@ -97,17 +98,21 @@ impl Replay {
             ParsedLine::Entry(entry) if !entry.is_object_like() => self.parse_failed(line_no, "entry is not object".to_owned()),
             ParsedLine::Entry(entry) => {
                 let event = if entry.get("event").truthy() { entry.get("event") } else { &entry };
-                self.apply_entry(&entry, event, line_no, host);
+                self.apply_entry(&entry, event, line_no, host, None);
             }
         }
     }
 
     /// One line of the file: applied as read field by field when `lazy`
-    /// holds it, else through the full parser; then counted.
-    fn take_line(&mut self, body: &[u8], lazy: Option<LazyLine>, raw: RawLine, host: &dyn Host) {
+    /// holds it (whole objects put off into `deferred`), else through the
+    /// full parser; then counted.
+    fn take_line(&mut self, body: &[u8], lazy: Option<LazyLine>, raw: RawLine, host: &dyn Host, deferred: &mut Deferred) {
         let line_no = self.newlines + 1;
         match lazy {
-            Some(lazy) => self.apply_entry(&lazy.entry, lazy.event.as_ref().unwrap_or(&lazy.entry), line_no, host),
+            Some(lazy) => {
+                let event = lazy.event.as_ref().unwrap_or(&lazy.entry);
+                self.apply_entry(&lazy.entry, event, line_no, host, Some(deferred));
+            }
             None => self.apply_parsed(ParsedLine::of_bytes(body), line_no, host),
         }
         self.advance(raw);
@@ -115,12 +120,19 @@ impl Replay {
 
     /// An object entry: its `seq` advances the next one, and a reducer
     /// failure becomes the line's diagnostic.
-    fn apply_entry<R: Record + ?Sized>(&mut self, entry: &R, event: &R, line_no: u64, host: &dyn Host) {
+    fn apply_entry<R: Record + ?Sized>(
+        &mut self,
+        entry: &R,
+        event: &R,
+        line_no: u64,
+        host: &dyn Host,
+        deferred: Option<&mut Deferred>,
+    ) {
         if let Some(seq) = entry_seq(entry) {
             self.next_seq = self.next_seq.max(seq + 1.0);
         }
         let host = &ClockWatch { inner: host, used: std::cell::Cell::new(false) };
-        let failure = apply_entry(&mut self.snapshot, entry, event, host).err();
+        let failure = apply_entry_deferring(&mut self.snapshot, entry, event, host, deferred).err();
         self.clock_dependent |= host.used.get();
         if let Some(message) = failure {
             self.parse_failed(line_no, message);
@@ -137,14 +149,20 @@ impl Replay {
 
     /// Reads from `reader` (positioned at `self.offset`) to its end.
     fn consume(&mut self, reader: &mut impl BufRead, host: &dyn Host) -> io::Result<()> {
+        let mut deferred = Deferred::default();
         let mut buf = Vec::new();
         let mut scratch = lazy_record::Scratch::default();
-        while let Some(raw) = RawLine::read(reader, &mut buf)? {
-            let body = &buf[..raw.body_len];
-            let lazy = std::str::from_utf8(body).ok().and_then(|line| LazyLine::read(line, &mut scratch));
-            self.take_line(body, lazy, raw, host);
-        }
-        Ok(())
+        let read = (|| {
+            while let Some(raw) = RawLine::read(reader, &mut buf)? {
+                let body = &buf[..raw.body_len];
+                let lazy = std::str::from_utf8(body).ok().and_then(|line| LazyLine::read(line, &mut scratch));
+                self.take_line(body, lazy, raw, host, &mut deferred);
+            }
+            Ok(())
+        })();
+        // Also after an error: no placeholder may outlive the pass.
+        deferred.fill(&mut self.snapshot);
+        read
     }
 
     /// [`Replay::consume`] with reading, splitting and skimming done ahead
@@ -152,17 +170,20 @@ impl Replay {
     /// as `consume` applies it. `Ok(false)` when no thread could be started,
     /// having read nothing.
     fn consume_read_ahead(&mut self, file: &File, chunk: usize, host: &dyn Host) -> io::Result<bool> {
+        let mut deferred = Deferred::default();
         let mut scratch = lazy_record::Scratch::default();
-        read_ahead::for_each_batch(file, chunk, |batch| {
+        let read = read_ahead::for_each_batch(file, chunk, |batch| {
             for line in &batch.lines {
                 let lazy = batch.skimmed(line).and_then(|(text, entry, event)| {
                     scratch.load(entry, event);
                     LazyLine::assemble(text, &mut scratch)
                 });
                 let raw = RawLine { len: line.end - line.start, body_len: line.body_end - line.start, complete: line.complete };
-                self.take_line(batch.body(line), lazy, raw, host);
+                self.take_line(batch.body(line), lazy, raw, host, &mut deferred);
             }
-        })
+        });
+        deferred.fill(&mut self.snapshot);
+        read
     }
 
     fn advance(&mut self, raw: RawLine) {
@@ -438,6 +459,42 @@ mod tests {
         assert_eq!(lazy, full);
         // Each prefix too: a line's effect must not depend on what follows.
         for n in 1..lines.len() {
+            let (lazy, full) = replay_both_ways(&lines[..n]);
+            assert_eq!(lazy, full, "first {n} lines");
+        }
+    }
+
+    /// The whole objects a replay builds only at its end (`deferred`): a
+    /// pending event and a plan, set, kept, replaced and cleared in every
+    /// order these lines allow, outside any fence (which would ignore them).
+    #[test]
+    fn values_built_at_the_end_agree_with_full_parse() {
+        let lines: Vec<String> = [
+            r#"{"seq":1,"ts":"2030-01-01T00:00:00.000Z","event":{"type":"generate","count":3,"token":"t","element":{"a":[1,{"b":"\u00e9"}]},"token":"u"}}"#,
+            // Falsy plans other than null stay until the next event, which
+            // replaces them with null; the last of repeated keys counts.
+            r#"{"seq":2,"event":{"type":"variant_plan","plan":0}}"#,
+            r#"{"seq":3,"event":{"type":"agent_phase","phase":"generating"}}"#,
+            r#"{"seq":4,"event":{"type":"variant_plan","plan":[]}}"#,
+            r#"{"seq":5,"event":{"type":"variant_plan","plan":"","plan":{"a":1,"a":2,"1":0}}}"#,
+            r#"{"seq":6,"event":{"type":"variant_plan","plan":{"a":1},"plan":false}}"#,
+            r#"{"seq":7,"event":{"type":"variant_plan","plan":null}}"#,
+            r#"{"seq":8,"event":{"type":"variant_plan","plan":{"count":2,"variants":[{"n":1}]}}}"#,
+            // A pending generate is kept by a failed mount, cleared when the
+            // variants are ready, then replaced by the failure itself.
+            r#"{"seq":9,"event":{"type":"variant_mount_failed","variant":1,"url":"/u","error":"e","at":5}}"#,
+            r#"{"seq":10,"event":{"type":"variants_ready","arrivedVariants":3,"at":6}}"#,
+            r#"{"seq":11,"event":{"type":"variant_mount_failed","variant":2,"token":"x","at":7}}"#,
+            r#"{"seq":12,"type":"generate","count":1,"token":"own"}"#,
+            r#"{"seq":13,"event":{"type":"variant_plan","plan":{"b":1}}}"#,
+            r#"{"seq":14,"event":{"type":"generate","count":2}}"#,
+            r#"{"seq":15,"e\u0076ent":{"type":"variant_plan","plan":{"escaped":true}}}"#,
+            r#"{"seq":16,"event":{"type":"steer","pageUrl":"/p"}}"#,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for n in 1..=lines.len() {
             let (lazy, full) = replay_both_ways(&lines[..n]);
             assert_eq!(lazy, full, "first {n} lines");
         }

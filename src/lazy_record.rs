@@ -115,6 +115,14 @@ impl Record for LazyRecord<'_, '_> {
             _ => Object::new(),
         }
     }
+
+    fn text(&self) -> Option<&str> {
+        Some(self.text)
+    }
+
+    fn member_text(&self, key: &str) -> Option<&str> {
+        self.position(key).map(|i| &self.line[self.members[i].value.clone()])
+    }
 }
 
 /// The value of a member's text, which the skim has already validated (and

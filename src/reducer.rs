@@ -7,6 +7,7 @@
 //! `deepStrictEqual`. It updates the snapshot in place instead of copying it
 //! per event: a copy per event made replay quadratic in the diagnostics.
 
+use crate::deferred::Deferred;
 use crate::jsdate;
 use crate::value::{is_integer, loose_ge, spread_array, spread_object, JsStr, Object, Value, UNDEFINED};
 
@@ -108,6 +109,15 @@ pub trait Record {
     fn get(&self, key: &str) -> &Value;
     /// `{ ...record }`.
     fn spread(&self) -> Object;
+    /// The record's own JSON text, when it was read from one: a replay can
+    /// then keep `{ ...record }` as text until its end (see `deferred`).
+    fn text(&self) -> Option<&str> {
+        None
+    }
+    /// The JSON text of `record[key]` (its last occurrence), likewise.
+    fn member_text(&self, _key: &str) -> Option<&str> {
+        None
+    }
 }
 
 impl Record for Value {
@@ -130,6 +140,19 @@ pub fn apply_event(snap: &mut Object, entry: &Value, host: &dyn Host) -> Result<
 /// [`apply_event`] with the event already picked out of the entry: its
 /// `event` property when that is truthy, else the entry itself.
 pub fn apply_entry<R: Record + ?Sized>(snap: &mut Object, entry: &R, event: &R, host: &dyn Host) -> Result<(), String> {
+    apply_entry_deferring(snap, entry, event, host, None)
+}
+
+/// [`apply_entry`] for a replay: with `deferred`, the whole objects a
+/// record can hand over as text are stored as placeholders and their text
+/// kept there, for `Deferred::fill` to build once the replay is done.
+pub fn apply_entry_deferring<R: Record + ?Sized>(
+    snap: &mut Object,
+    entry: &R,
+    event: &R,
+    host: &dyn Host,
+    deferred: Option<&mut Deferred>,
+) -> Result<(), String> {
     let normalized = normalize_fields(snap)?;
     precheck(snap, entry, event)?;
     for (k, v) in normalized {
@@ -138,7 +161,7 @@ pub fn apply_entry<R: Record + ?Sized>(snap: &mut Object, entry: &R, event: &R, 
     let updated = entry.get("ts").or_falsy(Value::Undefined);
     let updated = if updated.truthy() { updated } else { Value::String(JsStr::Utf8(jsdate::iso_string(host.now_ms()))) };
     snap.set("updatedAt", updated);
-    let mut r = Reduction { s: snap, entry, event, host };
+    let mut r = Reduction { s: snap, entry, event, host, deferred };
     r.dispatch();
     Ok(())
 }
@@ -269,6 +292,7 @@ struct Reduction<'a, R: Record + ?Sized> {
     entry: &'a R,
     event: &'a R,
     host: &'a dyn Host,
+    deferred: Option<&'a mut Deferred>,
 }
 
 impl<R: Record + ?Sized> Reduction<'_, R> {
@@ -341,7 +365,17 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
             let seq = seq.clone();
             self.set("pendingEventSeq", seq);
         }
-        self.set("pendingEvent", pending_event(self.event));
+        self.set_pending_event();
+    }
+
+    /// `next.pendingEvent = {...event} - token`, put off to the replay's end
+    /// when it can be.
+    fn set_pending_event(&mut self) {
+        let pending = match (self.deferred.as_deref_mut(), self.event.text()) {
+            (Some(d), Some(text)) => d.pending_event(text),
+            _ => pending_event(self.event),
+        };
+        self.set("pendingEvent", pending);
     }
 
     fn clear_pending(&mut self) {
@@ -401,8 +435,16 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
     }
 
     fn variant_plan(&mut self) {
-        if !self.canceled_or_fenced() {
-            self.take_or_keep("variantPlan", "plan");
+        if self.canceled_or_fenced() {
+            return;
+        }
+        let deferred = match (self.deferred.as_deref_mut(), self.event.member_text("plan")) {
+            (Some(d), Some(text)) => d.variant_plan(text),
+            _ => None,
+        };
+        match deferred {
+            Some(placeholder) => self.set("variantPlan", placeholder),
+            None => self.take_or_keep("variantPlan", "plan"),
         }
     }
 
@@ -517,7 +559,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         // The failure needs an agent reply, so it must survive a helper restart
         // like a generate does, but never clobbers a generate still pending.
         if !self.peek("pendingEvent").truthy() {
-            self.set("pendingEvent", pending_event(self.event));
+            self.set_pending_event();
         }
     }
 
