@@ -648,12 +648,21 @@ impl Object {
         self.position_hashed(key, hash_bytes(key.as_bytes()))
     }
 
+    /// Inlined so that, for a literal key (most of the reducer's reads),
+    /// the hash and the base slot fold to constants and the usual hit is
+    /// one compare at a known index; only a miss calls out to the scan.
+    #[inline(always)]
     fn position_hashed(&self, key: &str, hash: u32) -> Option<usize> {
         if let Some(i) = base_position(hash) {
             if self.entries.get(i).is_some_and(|e| e.is(key, hash)) {
                 return Some(i);
             }
         }
+        self.scan(key, hash)
+    }
+
+    #[inline(never)]
+    fn scan(&self, key: &str, hash: u32) -> Option<usize> {
         self.entries.iter().position(|e| e.is(key, hash))
     }
 
@@ -668,10 +677,12 @@ impl Object {
         }
     }
 
+    #[inline]
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.position(key).map(|i| &self.entries[i].value)
     }
 
+    #[inline]
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         self.position(key).map(move |i| &mut self.entries[i].value)
     }
@@ -681,6 +692,7 @@ impl Object {
     }
 
     /// `obj[key] = value` as a data property: an existing key keeps its place.
+    #[inline]
     pub fn set(&mut self, key: &str, value: Value) {
         let hash = hash_bytes(key.as_bytes());
         match self.position_hashed(key, hash) {
