@@ -283,10 +283,43 @@ impl<'a> Parser<'a> {
 }
 
 /// How many leading bytes of `b` a string literal takes as they are: up to
-/// the first quote, backslash or control character. Eight bytes per step:
-/// a journal line is mostly string text, and a byte at a time with three
-/// compares each was the parser's largest cost after building values.
+/// the first quote, backslash or control character. A journal line is
+/// mostly string text, and a byte at a time with three compares each was
+/// the parser's largest cost after building values; on x86-64 sixteen bytes
+/// are checked per step (SSE2, which every x86-64 processor has), elsewhere
+/// and for the last few bytes eight.
 pub(crate) fn plain_len(b: &[u8]) -> usize {
+    let mut i = 0;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+        };
+        // SAFETY: the intrinsics need SSE2, which this block is compiled only
+        // with; each load reads the 16 bytes at `i`, inside `b` (the loop
+        // condition), and has no alignment requirement.
+        unsafe {
+            let quote = _mm_set1_epi8(b'"' as i8);
+            let backslash = _mm_set1_epi8(b'\\' as i8);
+            let control_max = _mm_set1_epi8(0x1f);
+            while i + 16 <= b.len() {
+                let x = _mm_loadu_si128(b.as_ptr().add(i).cast::<__m128i>());
+                // A byte is a control character when max(byte, 0x1f) is 0x1f.
+                let control = _mm_cmpeq_epi8(_mm_max_epu8(x, control_max), control_max);
+                let special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)), control);
+                let mask = _mm_movemask_epi8(special) as u32;
+                if mask != 0 {
+                    return i + mask.trailing_zeros() as usize;
+                }
+                i += 16;
+            }
+        }
+    }
+    i + plain_len_by_words(&b[i..])
+}
+
+/// [`plain_len`] eight bytes per step.
+fn plain_len_by_words(b: &[u8]) -> usize {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     let mut i = 0;
@@ -634,7 +667,8 @@ mod tests {
     #[test]
     fn plain_run_stops_at_the_first_special_byte() {
         let specials = [b'"', b'\\', 0x00, 0x1f, b'\n'];
-        for len in 0..20 {
+        // Past two 16-byte steps and into the eight-byte and byte tails.
+        for len in 0..48 {
             for at in 0..=len {
                 for &special in &specials {
                     let mut b = vec![b'a'; len];
@@ -645,6 +679,7 @@ mod tests {
                     }
                     let want = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(b.len());
                     assert_eq!(plain_len(&b), want, "{b:?}");
+                    assert_eq!(plain_len_by_words(&b), want, "{b:?}");
                 }
             }
         }
