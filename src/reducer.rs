@@ -153,8 +153,10 @@ pub fn apply_entry_deferring<R: Record + ?Sized>(
     host: &dyn Host,
     deferred: Option<&mut Deferred>,
 ) -> Result<(), String> {
+    // Read once: the precheck and the dispatch both match on it.
+    let ty = event.get("type").as_js_str().and_then(JsStr::as_str).unwrap_or("");
     let normalized = normalize_fields(snap)?;
-    precheck(snap, entry, event)?;
+    precheck(snap, entry, event, ty)?;
     for (k, v) in normalized {
         snap.set(k, v);
     }
@@ -162,7 +164,7 @@ pub fn apply_entry_deferring<R: Record + ?Sized>(
     let updated = if updated.truthy() { updated } else { Value::String(JsStr::Utf8(jsdate::iso_string(host.now_ms()))) };
     snap.set("updatedAt", updated);
     let mut r = Reduction { s: snap, entry, event, host, deferred };
-    r.dispatch();
+    r.dispatch(ty);
     Ok(())
 }
 
@@ -208,10 +210,10 @@ fn push_array_spread(out: &mut Vec<(&'static str, Value)>, key: &'static str, v:
 /// Checks whose failure must leave the snapshot untouched: every coercion
 /// the case will make that can throw in JS (`Number(x)`, `String(x)`, `>=`
 /// on an object owning a non-callable `toString`) is tried here first.
-fn precheck<R: Record + ?Sized>(s: &Object, entry: &R, event: &R) -> Result<(), String> {
+/// `ty` is the event's type when it is a string (else empty).
+fn precheck<R: Record + ?Sized>(s: &Object, entry: &R, event: &R, ty: &str) -> Result<(), String> {
     // One match on the type instead of a string compare per case: this runs
     // for every event replayed or appended.
-    let ty = event.get("type").as_js_str().and_then(JsStr::as_str).unwrap_or("");
     let get = |k: &str| s.get(k).unwrap_or(&UNDEFINED);
     let fenced = get("generationCanceled").truthy() || is_fenced(get("phase"));
     let ts_text = || entry.get("ts").or_falsy(Value::str("")).try_to_js_string().map(|_| ());
@@ -383,8 +385,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.set("pendingEvent", Value::Null);
     }
 
-    fn dispatch(&mut self) {
-        let ty = self.ev("type").as_js_str().and_then(JsStr::as_str).unwrap_or("");
+    fn dispatch(&mut self, ty: &str) {
         match ty {
             "generate" => self.generate(),
             "variant_plan" => self.variant_plan(),
