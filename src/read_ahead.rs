@@ -160,8 +160,33 @@ fn fill(reader: &mut impl Read, bytes: &mut Vec<u8>, chunk: usize) -> io::Result
     }
 }
 
-/// The offset of the first `\n` in `b`, eight bytes at a time.
+/// The offset of the first `\n` in `b`: sixteen bytes per step on x86-64
+/// (SSE2, which every x86-64 processor has), eight elsewhere and in the tail.
 fn newline(b: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+        // SAFETY: the intrinsics need SSE2, which this block is compiled only
+        // with; each load reads the 16 bytes at `i`, inside `b` (the loop
+        // condition), and has no alignment requirement.
+        unsafe {
+            let nl = _mm_set1_epi8(b'\n' as i8);
+            while i + 16 <= b.len() {
+                let x = _mm_loadu_si128(b.as_ptr().add(i).cast::<__m128i>());
+                let mask = _mm_movemask_epi8(_mm_cmpeq_epi8(x, nl)) as u32;
+                if mask != 0 {
+                    return Some(i + mask.trailing_zeros() as usize);
+                }
+                i += 16;
+            }
+        }
+    }
+    newline_by_words(&b[i..]).map(|p| i + p)
+}
+
+/// [`newline`] eight bytes per step.
+fn newline_by_words(b: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
     let mut i = 0;
@@ -255,7 +280,8 @@ mod tests {
 
     #[test]
     fn newline_finds_the_first_one_at_every_offset() {
-        for len in 0..40 {
+        // Past two 16-byte steps and into the eight-byte and byte tails.
+        for len in 0..56 {
             for at in 0..len {
                 let mut b = vec![b'a'; len];
                 b[at] = b'\n';
@@ -269,8 +295,10 @@ mod tests {
                     }
                 }
                 assert_eq!(newline(&b), Some(at), "len {len} at {at}");
+                assert_eq!(newline_by_words(&b), Some(at), "len {len} at {at}");
             }
             assert_eq!(newline(&vec![b'x'; len]), None);
+            assert_eq!(newline_by_words(&vec![b'x'; len]), None);
         }
     }
 
