@@ -643,7 +643,7 @@ impl Object {
         self.entries.iter().map(|e| (&e.key, &e.value))
     }
 
-    #[inline]
+    #[inline(always)]
     fn position(&self, key: &str) -> Option<usize> {
         self.position_hashed(key, hash_bytes(key.as_bytes()))
     }
@@ -677,12 +677,12 @@ impl Object {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.position(key).map(|i| &self.entries[i].value)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
         self.position(key).map(move |i| &mut self.entries[i].value)
     }
@@ -692,7 +692,7 @@ impl Object {
     }
 
     /// `obj[key] = value` as a data property: an existing key keeps its place.
-    #[inline]
+    #[inline(always)]
     pub fn set(&mut self, key: &str, value: Value) {
         let hash = hash_bytes(key.as_bytes());
         match self.position_hashed(key, hash) {
