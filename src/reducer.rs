@@ -175,6 +175,11 @@ fn normalize_fields(s: &Object) -> Result<Vec<(&'static str, Value)>, String> {
     if already_normal(s) {
         return Ok(Vec::new());
     }
+    rebuilt_fields(s)
+}
+
+/// What [`normalize_fields`] changes, worked out field by field.
+fn rebuilt_fields(s: &Object) -> Result<Vec<(&'static str, Value)>, String> {
     let get = |k: &str| s.get(k).unwrap_or(&UNDEFINED);
     let mut out = Vec::new();
     for k in ["paramValues", "sourceMarkers", "generationTimings"] {
@@ -882,6 +887,40 @@ pub mod tests {
         assert!(matches!(s.get("message"), Some(Value::Undefined)));
         let keys: Vec<String> = s.iter().map(|(k, _)| k.to_lossy()).collect();
         assert_eq!(keys.last().map(String::as_str), Some("message"));
+    }
+
+    /// The shortcut agrees with the field-by-field work on every field and
+    /// every kind of value: it may skip the work only when nothing changes.
+    #[test]
+    fn normal_snapshots_are_those_nothing_is_rebuilt_in() {
+        let fields = [
+            "paramValues", "sourceMarkers", "generationTimings", "variantPlan", "annotationArtifacts", "mountedVariants",
+            "mountFailures", "renderState", "diagnostics",
+        ];
+        let mut with_proto = Object::new();
+        with_proto.assign_proto(Value::Object(Object::new()));
+        let values = [
+            None, Some(Value::Undefined), Some(Value::Null), Some(Value::Bool(false)), Some(Value::Bool(true)),
+            Some(Value::Number(0.0)), Some(Value::Number(2.0)), Some(Value::str("")), Some(Value::str("ab")),
+            Some(Value::Array(Vec::new())), Some(Value::Array(vec![Value::Number(1.0)])), Some(Value::Object(Object::new())),
+            Some(Value::Object(with_proto)), Some(Value::Host(0)),
+        ];
+        let base = base_snapshot(&JsStr::from("s"));
+        assert!(already_normal(&base));
+        for field in fields {
+            for value in &values {
+                let mut s = base.clone();
+                match value {
+                    Some(v) => s.set(field, v.clone()),
+                    None => drop(s.remove(field)),
+                }
+                if let Ok(rebuilt) = rebuilt_fields(&s) {
+                    assert_eq!(already_normal(&s), rebuilt.is_empty(), "{field} = {value:?}");
+                } else {
+                    assert!(!already_normal(&s), "{field} = {value:?}");
+                }
+            }
+        }
     }
 
     #[test]
