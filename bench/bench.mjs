@@ -229,6 +229,7 @@ function alternate(contenders, rounds = CFG.rounds, warmup = 1, budgetSec = Infi
       settleDisk();
       const v = run(r);
       if (r >= warmup) samples[k].push(v);
+      if (process.env.QLN_BENCH_TRACE) log(`round ${r} ${k}: ${v}`);
     }
     if (r >= warmup) counted++;
     // Only a pathologically slow build gets here: keep the whole run bounded.
