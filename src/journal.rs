@@ -167,9 +167,8 @@ impl Replay {
 
     /// [`Replay::consume`] with reading, splitting and skimming done ahead
     /// on a second thread (`read_ahead`); each line is then applied exactly
-    /// as `consume` applies it. `Ok(false)` when no thread could be started,
-    /// having read nothing.
-    fn consume_read_ahead(&mut self, file: &File, chunk: usize, host: &dyn Host) -> io::Result<bool> {
+    /// as `consume` applies it.
+    fn consume_read_ahead(&mut self, file: &File, chunk: usize, host: &dyn Host) -> io::Result<()> {
         let mut deferred = Deferred::default();
         let mut scratch = lazy_record::Scratch::default();
         let read = read_ahead::for_each_batch(file, chunk, |batch| {
@@ -314,8 +313,9 @@ pub fn replay_file(path: &Path, id: &JsStr, host: &dyn Host, locking: Locking) -
     let mut r = Replay::empty(id);
     let Some((mut file, _shared)) = open_for_replay(path, locking)? else { return Ok(r) };
     let size = file.metadata().at("fstat", path)?.len();
-    let read_ahead = size >= READ_AHEAD_FROM_BYTES && r.consume_read_ahead(&file, read_ahead::CHUNK, host).at("read", path)?;
-    if !read_ahead {
+    if size >= READ_AHEAD_FROM_BYTES {
+        r.consume_read_ahead(&file, read_ahead::CHUNK, host).at("read", path)?;
+    } else {
         let mut reader = BufReader::with_capacity(1 << 20, &mut file);
         r.consume(&mut reader, host).at("read", path)?;
     }
@@ -381,7 +381,7 @@ mod tests {
         // straddle them: the same replay.
         for chunk in [7, 61] {
             let mut ahead = Replay::empty(&id);
-            assert!(ahead.consume_read_ahead(&File::open(&path).unwrap(), chunk, &host).unwrap());
+            ahead.consume_read_ahead(&File::open(&path).unwrap(), chunk, &host).unwrap();
             for (what, a, b) in [("offset", ahead.offset, lazy.offset), ("newlines", ahead.newlines, lazy.newlines)] {
                 assert_eq!(a, b, "read ahead in chunks of {chunk}: {what}");
             }
@@ -512,7 +512,7 @@ mod tests {
         let host = TestHost(0.0);
         let serial = replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
         let mut ahead = Replay::empty(&JsStr::from("s"));
-        assert!(ahead.consume_read_ahead(&File::open(&path).unwrap(), 5, &host).unwrap());
+        ahead.consume_read_ahead(&File::open(&path).unwrap(), 5, &host).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!((ahead.offset, ahead.newlines, ahead.clean_end), (text.len() as u64, 1, false));
         assert_eq!((serial.offset, serial.newlines, serial.clean_end), (ahead.offset, ahead.newlines, ahead.clean_end));

@@ -17,7 +17,8 @@
 
 use std::io::{self, Read};
 use std::ops::Range;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
+use std::sync::Mutex;
 
 use crate::json_skim::{members_with_nested, MemberSpan};
 
@@ -80,63 +81,170 @@ impl Batch {
 
 /// Calls `apply` on every batch of `reader`'s lines, from its position to its
 /// end, in order, reading and skimming ahead on a second thread. Returns the
-/// first read error. When no thread can be started, returns `Ok(false)`
-/// having read nothing, and the caller reads serially.
-pub fn for_each_batch<R: Read + Send>(reader: R, chunk: usize, mut apply: impl FnMut(&Batch)) -> io::Result<bool> {
-    let (full_tx, full_rx) = sync_channel::<io::Result<Batch>>(IN_FLIGHT);
+/// first read error.
+///
+/// Both threads take batches from the file in turn (see [`Source`]): the
+/// second thread reads and skims batch after batch, and the calling thread,
+/// whenever the batch it needs next is not ready, takes the next unread one
+/// and skims it itself instead of waiting. On this two-core virtual machine
+/// the second core was now and then unavailable for a whole replay (the
+/// thread placed on the caller's core, or its core at half speed), and a
+/// caller that only waited then ran slower than one reading alone. When no
+/// thread can be started, the calling thread reads everything.
+pub fn for_each_batch<R: Read + Send>(reader: R, chunk: usize, apply: impl FnMut(&Batch)) -> io::Result<()> {
+    let source = Mutex::new(Source { reader, carry: Vec::new(), taken: 0, done: false });
+    let (full_tx, full_rx) = sync_channel::<Taken>(IN_FLIGHT);
     let (empty_tx, empty_rx) = sync_channel::<Batch>(IN_FLIGHT + 2);
     std::thread::scope(|scope| {
+        let source = &source;
         let producer = std::thread::Builder::new()
             .name("quiver-read-ahead".to_owned())
-            .spawn_scoped(scope, move || produce(reader, chunk, full_tx, empty_rx));
-        let Ok(producer) = producer else { return Ok(false) };
-        let mut result = Ok(true);
-        for batch in full_rx.iter() {
-            match batch {
-                Ok(batch) => {
-                    apply(&batch);
-                    let _ = empty_tx.try_send(batch);
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
+            .spawn_scoped(scope, move || produce(source, chunk, full_tx, empty_rx));
+        // Without the thread its channel is closed at once: the calling
+        // thread then takes every batch itself.
+        let result = apply_in_order(source, chunk, &full_rx, &empty_tx, apply);
         // Hanging up stops a producer still reading (its next send fails).
         drop(full_rx);
-        match producer.join() {
-            Ok(()) => result,
-            Err(_) => Err(io::Error::other("the journal read-ahead thread failed")),
+        match producer.map(|p| p.join()) {
+            Ok(Err(_)) => Err(io::Error::other("the journal read-ahead thread failed")),
+            _ => result,
         }
     })
 }
 
-/// The second thread: reads, cuts at the last newline, skims, hands over.
-fn produce<R: Read>(mut reader: R, chunk: usize, full: SyncSender<io::Result<Batch>>, empty: Receiver<Batch>) {
-    let mut carry = Vec::new();
-    let mut skim = (Vec::new(), Vec::new());
+/// The unread part of the file, which either thread may take the next batch
+/// of. Batches are numbered as they are taken, under the lock, so their
+/// numbers follow the file.
+struct Source<R> {
+    reader: R,
+    /// The unfinished line the last batch taken ended before.
+    carry: Vec<u8>,
+    /// Batches taken so far: the next one's number.
+    taken: usize,
+    /// The end of the file was reached, or a read failed.
+    done: bool,
+}
+
+/// A batch and its number, or the read error that ended the file.
+type Taken = (usize, io::Result<Batch>);
+
+impl<R: Read> Source<R> {
+    /// Reads the next batch's whole lines into `batch` (not yet split);
+    /// its number, or `None` once everything was taken.
+    fn take(&mut self, chunk: usize, batch: &mut Batch) -> io::Result<Option<usize>> {
+        if self.done {
+            return Ok(None);
+        }
+        let read = read_batch(&mut self.reader, chunk, &mut self.carry, batch);
+        self.done = !matches!(read, Ok(false));
+        read?;
+        self.taken += 1;
+        Ok(Some(self.taken - 1))
+    }
+}
+
+fn take_next<R: Read>(source: &Mutex<Source<R>>, chunk: usize, batch: &mut Batch) -> io::Result<Option<usize>> {
+    // A thread that panicked while holding the lock left `Source` whole
+    // (each field is set by one assignment), so the lock is still usable.
+    source.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take(chunk, batch)
+}
+
+/// The second thread: takes, skims and hands over batches until none is left.
+fn produce<R: Read>(source: &Mutex<Source<R>>, chunk: usize, full: SyncSender<Taken>, empty: Receiver<Batch>) {
+    let mut skim = Skim::default();
     loop {
         let mut batch = empty.try_recv().unwrap_or_default();
-        batch.clear();
-        batch.bytes.append(&mut carry);
-        let (cut, eof) = match fill(&mut reader, &mut batch.bytes, chunk) {
-            Ok(v) => v,
-            Err(e) => {
-                let _ = full.send(Err(e));
-                return;
+        let taken = match take_next(source, chunk, &mut batch) {
+            Ok(None) => return,
+            Ok(Some(n)) => {
+                split(&mut batch, &mut skim);
+                (n, Ok(batch))
             }
+            Err(e) => (usize::MAX, Err(e)),
         };
-        carry.extend_from_slice(&batch.bytes[cut..]);
-        batch.bytes.truncate(cut);
-        split(&mut batch, &mut skim);
-        if !batch.lines.is_empty() && full.send(Ok(batch)).is_err() {
-            return;
-        }
-        if eof {
+        let failed = taken.1.is_err();
+        if full.send(taken).is_err() || failed {
             return;
         }
     }
+}
+
+/// The calling thread: applies the batches in file order as they become
+/// ready, taking and skimming one itself whenever the next is not ready
+/// and it holds none ahead (so it never runs more than one batch ahead of
+/// what the second thread hands over). Returns the first read error.
+fn apply_in_order<R: Read>(
+    source: &Mutex<Source<R>>,
+    chunk: usize,
+    full: &Receiver<Taken>,
+    empty: &SyncSender<Batch>,
+    mut apply: impl FnMut(&Batch),
+) -> io::Result<()> {
+    let mut ahead: Vec<(usize, Batch)> = Vec::new();
+    let mut next = 0;
+    let mut skim = Skim::default();
+    let mut producing = true;
+    loop {
+        if let Some(at) = ahead.iter().position(|(n, _)| *n == next) {
+            let (_, batch) = ahead.swap_remove(at);
+            // The last batch taken may hold nothing (the file ended at a newline).
+            if !batch.lines.is_empty() {
+                apply(&batch);
+            }
+            next += 1;
+            let _ = empty.try_send(batch);
+            continue;
+        }
+        if producing {
+            match full.try_recv() {
+                Ok((n, batch)) => {
+                    ahead.push((n, batch?));
+                    continue;
+                }
+                // Closed and empty: every batch it took was handed over.
+                Err(TryRecvError::Disconnected) => {
+                    producing = false;
+                    continue;
+                }
+                Err(TryRecvError::Empty) => {}
+            }
+        }
+        if ahead.is_empty() || !producing {
+            let mut batch = Batch::default();
+            match take_next(source, chunk, &mut batch)? {
+                Some(n) => {
+                    split(&mut batch, &mut skim);
+                    ahead.push((n, batch));
+                    continue;
+                }
+                // Everything taken, and all of it handed over and applied.
+                None if !producing => return Ok(()),
+                None => {}
+            }
+        }
+        // The next batch is with the second thread: wait for it.
+        match full.recv() {
+            Ok((n, batch)) => ahead.push((n, batch?)),
+            Err(_) => producing = false,
+        }
+    }
+}
+
+/// Member lists a skim reuses from line to line.
+type Skim = (Vec<MemberSpan>, Vec<MemberSpan>);
+
+/// Empties `batch` and fills it with the next whole lines: `carry` (the
+/// previous read's unfinished line) and at least one more chunk, cut after
+/// its last newline; what follows the cut becomes the new `carry`. Returns
+/// whether the end of the file was reached (the batch then holds everything
+/// left, a last line without newline included). The batch is not split.
+fn read_batch(reader: &mut impl Read, chunk: usize, carry: &mut Vec<u8>, batch: &mut Batch) -> io::Result<bool> {
+    batch.clear();
+    batch.bytes.append(carry);
+    let (cut, eof) = fill(reader, &mut batch.bytes, chunk)?;
+    carry.extend_from_slice(&batch.bytes[cut..]);
+    batch.bytes.truncate(cut);
+    Ok(eof)
 }
 
 /// Reads at least one more chunk into `bytes`, and more while no newline
@@ -203,7 +311,7 @@ fn newline_by_words(b: &[u8]) -> Option<usize> {
 }
 
 /// Cuts a batch's bytes into lines and skims each.
-fn split(batch: &mut Batch, (entry, event): &mut (Vec<MemberSpan>, Vec<MemberSpan>)) {
+fn split(batch: &mut Batch, (entry, event): &mut Skim) {
     let mut start = 0;
     while start < batch.bytes.len() {
         let rest = &batch.bytes[start..];
@@ -228,16 +336,24 @@ fn split(batch: &mut Batch, (entry, event): &mut (Vec<MemberSpan>, Vec<MemberSpa
 mod tests {
     use super::*;
 
-    /// The lines and what was found, per batch, for text read in `chunk`s.
+    /// The lines and what was found, for text read in `chunk`s; checks on
+    /// the way that the calling thread reading alone (as when no thread
+    /// can be started) finds the same.
     fn batches(text: &[u8], chunk: usize) -> Vec<(Vec<u8>, bool, bool)> {
-        let mut out = Vec::new();
-        let started = for_each_batch(text, chunk, |b| {
+        let lines = |out: &mut Vec<(Vec<u8>, bool, bool)>, b: &Batch| {
             for l in &b.lines {
                 out.push((b.body(l).to_vec(), l.complete, l.members.is_some()));
             }
-        })
-        .unwrap();
-        assert!(started);
+        };
+        let mut out = Vec::new();
+        for_each_batch(text, chunk, |b| lines(&mut out, b)).unwrap();
+        let mut alone = Vec::new();
+        let source = Mutex::new(Source { reader: text, carry: Vec::new(), taken: 0, done: false });
+        let (full_tx, full_rx) = sync_channel::<Taken>(1);
+        let (empty_tx, _empty_rx) = sync_channel::<Batch>(1);
+        drop(full_tx);
+        apply_in_order(&source, chunk, &full_rx, &empty_tx, |b| lines(&mut alone, b)).unwrap();
+        assert_eq!(alone, out, "chunk {chunk}: the calling thread alone");
         out
     }
 
