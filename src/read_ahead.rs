@@ -433,6 +433,37 @@ mod tests {
         assert_eq!(spans, ["seq", "event", "type"]);
     }
 
+    /// With reads that stall now and then, both threads end up taking
+    /// batches; the lines still come out once each, in file order.
+    #[test]
+    fn batches_taken_by_both_threads_come_out_in_order() {
+        struct Stalling<'a>(&'a [u8], usize);
+        impl Read for Stalling<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                self.1 += 1;
+                if self.1 % 5 == 0 {
+                    std::thread::sleep(std::time::Duration::from_micros(300));
+                }
+                self.0.read(buf)
+            }
+        }
+        let text: String = (0..400).map(|i| format!("{{\"seq\":{i},\"event\":{{\"type\":\"t{}\"}}}}\n", i % 7)).collect();
+        let want = reference(text.as_bytes());
+        for chunk in [16, 100, 700] {
+            let mut got = Vec::new();
+            let mut skimmed = 0;
+            for_each_batch(Stalling(text.as_bytes(), 0), chunk, |b| {
+                for l in &b.lines {
+                    got.push((b.body(l).to_vec(), l.complete));
+                    skimmed += usize::from(b.skimmed(l).is_some());
+                }
+            })
+            .unwrap();
+            assert_eq!(got, want, "chunk {chunk}");
+            assert_eq!(skimmed, 400, "chunk {chunk}");
+        }
+    }
+
     /// A read error reaches the caller, after the lines read before it.
     #[test]
     fn read_errors_are_returned() {
