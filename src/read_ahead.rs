@@ -441,7 +441,7 @@ mod tests {
         impl Read for Stalling<'_> {
             fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
                 self.1 += 1;
-                if self.1 % 5 == 0 {
+                if self.1.is_multiple_of(5) {
                     std::thread::sleep(std::time::Duration::from_micros(300));
                 }
                 self.0.read(buf)
