@@ -173,10 +173,14 @@ impl Replay {
         let mut scratch = lazy_record::Scratch::default();
         let read = read_ahead::for_each_batch(file, chunk, |batch| {
             for line in &batch.lines {
-                let lazy = batch.skimmed(line).and_then(|(text, entry, event)| {
-                    scratch.load(entry, event);
-                    LazyLine::assemble(text, &mut scratch)
-                });
+                let lazy = if batch.skimmed {
+                    batch.skimmed(line).and_then(|(text, entry, event)| {
+                        scratch.load(entry, event);
+                        LazyLine::assemble(text, &mut scratch)
+                    })
+                } else {
+                    std::str::from_utf8(batch.body(line)).ok().and_then(|text| LazyLine::read(text, &mut scratch))
+                };
                 let raw = RawLine { len: line.end - line.start, body_len: line.body_end - line.start, complete: line.complete };
                 self.take_line(batch.body(line), lazy, raw, host, &mut deferred);
             }

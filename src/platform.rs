@@ -335,6 +335,18 @@ pub(crate) fn node_eval(script: &str, args: &[&str]) -> Option<Vec<u8>> {
     Some(out.stdout)
 }
 
+/// The processor the calling thread is running on, where the system says.
+#[cfg(target_os = "linux")]
+pub fn current_cpu() -> Option<usize> {
+    // SAFETY: no arguments; returns -1 on failure.
+    usize::try_from(unsafe { libc::sched_getcpu() }).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn current_cpu() -> Option<usize> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
