@@ -95,7 +95,7 @@ impl Batch {
 /// Both threads take batches from the file in turn (see [`Source`]): the
 /// second thread reads and skims batch after batch, and the calling thread,
 /// whenever the batch it needs next is not ready, takes the next unread one
-/// and skims it itself instead of waiting. On this two-core virtual machine
+/// itself instead of waiting. On this two-core virtual machine
 /// the second core was now and then unavailable for a whole replay (the
 /// thread placed on the caller's core, or its core at half speed), and a
 /// caller that only waited then ran slower than one reading alone. When no
@@ -154,8 +154,10 @@ impl<R: Read> Source<R> {
 }
 
 fn take_next<R: Read>(source: &Mutex<Source<R>>, chunk: usize, batch: &mut Batch) -> io::Result<Option<usize>> {
-    // A thread that panicked while holding the lock left `Source` whole
-    // (each field is set by one assignment), so the lock is still usable.
+    // A panic on the second thread fails the whole call (`for_each_batch`
+    // turns its join error into the result), so whatever it left behind is
+    // never used for a replay; taking the lock anyway only lets the calling
+    // thread finish its loop instead of panicking too.
     source.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take(chunk, batch)
 }
 
@@ -197,9 +199,10 @@ fn produce<R: Read>(source: &Mutex<Source<R>>, chunk: usize, caller_cpu: &Atomic
 }
 
 /// The calling thread: applies the batches in file order as they become
-/// ready, taking and skimming one itself whenever the next is not ready
-/// and it holds none ahead (so it never runs more than one batch ahead of
-/// what the second thread hands over). Returns the first read error.
+/// ready, taking one itself whenever the next is not ready and it holds
+/// none ahead (so it never runs more than one batch ahead of what the
+/// second thread hands over). A batch it takes is split but not skimmed
+/// (see [`Batch::skimmed`]). Returns the first read error.
 fn apply_in_order<R: Read>(
     source: &Mutex<Source<R>>,
     chunk: usize,
