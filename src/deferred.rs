@@ -18,11 +18,13 @@
 //! - Each field keeps only the text of its latest deferral, and a later
 //!   store of a real value into the field replaces the placeholder, so a
 //!   placeholder still in place at the end always belongs to the text kept.
-//! - The text is built exactly as the eager path builds it (the full parser
-//!   for `{ ...event }` and for the member's value), so the result is the
-//!   same object, key order and escapes included.
+//! - The text is built by the functions the eager path uses (a lazy line's
+//!   spread and the reducer's token removal; the full parser for the plan),
+//!   so the result is the same object, key order and escapes included.
 
 use crate::json;
+use crate::lazy_record::object_of;
+use crate::reducer::without_token;
 use crate::value::{Object, Value};
 
 /// Placeholders: handles no host value ever gets (a replay reads JSON, which
@@ -59,7 +61,7 @@ impl Deferred {
     /// Builds every placeholder still in `snapshot`.
     pub fn fill(&self, snapshot: &mut Object) {
         if let Some(v @ Value::Host(PENDING_EVENT)) = snapshot.get_mut("pendingEvent") {
-            *v = pending_event_of(&self.pending_event);
+            *v = without_token(object_of(&self.pending_event));
         }
         if let Some(v @ Value::Host(VARIANT_PLAN)) = snapshot.get_mut("variantPlan") {
             *v = json::parse(&self.variant_plan).unwrap_or(Value::Undefined);
@@ -70,16 +72,6 @@ impl Deferred {
 fn keep(buffer: &mut String, text: &str) {
     buffer.clear();
     buffer.push_str(text);
-}
-
-/// `{ ...event }` without `token`, from the event's text.
-pub fn pending_event_of(event_text: &str) -> Value {
-    let mut copy = match json::parse(event_text) {
-        Ok(Value::Object(o)) => o,
-        _ => Object::new(),
-    };
-    copy.remove("token");
-    Value::Object(copy)
 }
 
 #[cfg(test)]

@@ -155,7 +155,7 @@ impl Replay {
         let read = (|| {
             while let Some(raw) = RawLine::read(reader, &mut buf)? {
                 let body = &buf[..raw.body_len];
-                let lazy = std::str::from_utf8(body).ok().and_then(|line| LazyLine::read(line, &mut scratch));
+                let lazy = LazyLine::read_bytes(body, &mut scratch);
                 self.take_line(body, lazy, raw, host, &mut deferred);
             }
             Ok(())
@@ -179,7 +179,7 @@ impl Replay {
                         LazyLine::assemble(text, &mut scratch)
                     })
                 } else {
-                    std::str::from_utf8(batch.body(line)).ok().and_then(|text| LazyLine::read(text, &mut scratch))
+                    LazyLine::read_bytes(batch.body(line), &mut scratch)
                 };
                 let raw = RawLine { len: line.end - line.start, body_len: line.body_end - line.start, complete: line.complete };
                 self.take_line(batch.body(line), lazy, raw, host, &mut deferred);

@@ -67,6 +67,12 @@ impl<'a, 's> LazyLine<'a, 's> {
         LazyLine::assemble(line, scratch)
     }
 
+    /// [`LazyLine::read`] of a line's bytes; `None` also when they are not
+    /// UTF-8.
+    pub fn read_bytes(body: &'a [u8], scratch: &'s mut Scratch) -> Option<LazyLine<'a, 's>> {
+        LazyLine::read(std::str::from_utf8(body).ok()?, scratch)
+    }
+
     /// The line over the members in `scratch`, which must be those
     /// `json_skim::members_with_nested` found in this very line.
     pub fn assemble(line: &'a str, scratch: &'s mut Scratch) -> Option<LazyLine<'a, 's>> {
@@ -110,10 +116,7 @@ impl Record for LazyRecord<'_, '_> {
     }
 
     fn spread(&self) -> Object {
-        match json::parse(self.text) {
-            Ok(Value::Object(o)) => o,
-            _ => Object::new(),
-        }
+        object_of(self.text)
     }
 
     fn text(&self) -> Option<&str> {
@@ -122,6 +125,15 @@ impl Record for LazyRecord<'_, '_> {
 
     fn member_text(&self, key: &str) -> Option<&str> {
         self.position(key).map(|i| &self.line[self.members[i].value.clone()])
+    }
+}
+
+/// `{ ...record }` from the record's text, which the skim has validated as
+/// one object.
+pub fn object_of(text: &str) -> Object {
+    match json::parse(text) {
+        Ok(Value::Object(o)) => o,
+        _ => Object::new(),
     }
 }
 

@@ -729,7 +729,11 @@ fn same_value_zero(v: &Value, n: f64) -> bool {
 /// `{ ...event }` without the delivery token, which must never be replayed to
 /// another reader.
 fn pending_event<R: Record + ?Sized>(event: &R) -> Value {
-    let mut copy = event.spread();
+    without_token(event.spread())
+}
+
+/// A pending event from the copy of its event: the token removed.
+pub fn without_token(mut copy: Object) -> Value {
     copy.remove("token");
     Value::Object(copy)
 }
