@@ -7,6 +7,7 @@
 //! surrogates are escaped as `\udxxx`. Byte-identical output is what lets a JS
 //! process and a native one share a sessions directory.
 
+use crate::byte_scan::{self, zero_flags, ByteSet, ONES};
 use crate::value::{key_hash, number_to_string, JsStr, Object, Value};
 
 /// Nesting deeper than this is refused. V8's own `JSON.stringify` fails near
@@ -283,63 +284,43 @@ impl<'a> Parser<'a> {
 }
 
 /// How many leading bytes of `b` a string literal takes as they are: up to
-/// the first quote, backslash or control character. A journal line is
-/// mostly string text, and a byte at a time with three compares each was
-/// the parser's largest cost after building values; on x86-64 sixteen bytes
-/// are checked per step (SSE2, which every x86-64 processor has), elsewhere
-/// and for the last few bytes eight.
+/// the first quote, backslash or control character (see `byte_scan`).
+#[inline]
 pub(crate) fn plain_len(b: &[u8]) -> usize {
-    let mut i = 0;
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    {
-        use std::arch::x86_64::{
-            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-        };
-        // SAFETY: the intrinsics need SSE2, which this block is compiled only
-        // with; each load reads the 16 bytes at `i`, inside `b` (the loop
-        // condition), and has no alignment requirement.
-        unsafe {
-            let quote = _mm_set1_epi8(b'"' as i8);
-            let backslash = _mm_set1_epi8(b'\\' as i8);
-            let control_max = _mm_set1_epi8(0x1f);
-            while i + 16 <= b.len() {
-                let x = _mm_loadu_si128(b.as_ptr().add(i).cast::<__m128i>());
-                // A byte is a control character when max(byte, 0x1f) is 0x1f.
-                let control = _mm_cmpeq_epi8(_mm_max_epu8(x, control_max), control_max);
-                let special = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)), control);
-                let mask = _mm_movemask_epi8(special) as u32;
-                if mask != 0 {
-                    return i + mask.trailing_zeros() as usize;
-                }
-                i += 16;
-            }
-        }
-    }
-    i + plain_len_by_words(&b[i..])
+    byte_scan::first_in::<StringStop>(b)
 }
 
-/// [`plain_len`] eight bytes per step.
+#[cfg(test)]
 fn plain_len_by_words(b: &[u8]) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let mut i = 0;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-        // Per byte, the high bit flags a zero byte after XOR with the target
-        // (a quote or backslash) or a byte below 0x20. A flag can be wrong
-        // only above a byte rightly flagged, so the lowest flag is exact.
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let backslash = x ^ (ONES * u64::from(b'\\'));
-        let flags = (quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (x.wrapping_sub(ONES * 0x20) & !x);
-        let flags = flags & HIGH;
-        if flags != 0 {
-            return i + flags.trailing_zeros() as usize / 8;
-        }
-        i += 8;
+    byte_scan::first_in_by_words::<StringStop>(b)
+}
+
+/// The bytes that end a string literal's plain run.
+struct StringStop;
+
+impl ByteSet for StringStop {
+    fn contains(c: u8) -> bool {
+        c == b'"' || c == b'\\' || c < 0x20
     }
-    i + b[i..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(b.len() - i)
+
+    fn flags(x: u64) -> u64 {
+        // A byte below 0x20 borrows when 0x20 is taken from it.
+        zero_flags(x ^ (ONES * u64::from(b'"'))) | zero_flags(x ^ (ONES * u64::from(b'\\'))) | (x.wrapping_sub(ONES * 0x20) & !x)
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    unsafe fn flags_sse2(x: std::arch::x86_64::__m128i) -> std::arch::x86_64::__m128i {
+        use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_max_epu8, _mm_or_si128, _mm_set1_epi8};
+        // SAFETY: SSE2 only, as the trait requires of the caller.
+        unsafe {
+            // A byte is a control character when max(byte, 0x1f) is 0x1f.
+            let control_max = _mm_set1_epi8(0x1f);
+            let control = _mm_cmpeq_epi8(_mm_max_epu8(x, control_max), control_max);
+            let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
+            let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
+            _mm_or_si128(_mm_or_si128(quote, backslash), control)
+        }
+    }
 }
 
 /// A JSON integer of at most 15 digits (sequence numbers, revisions, counts,

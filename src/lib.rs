@@ -12,6 +12,7 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod bridge;
+pub mod byte_scan;
 pub mod deferred;
 pub mod fs_error;
 pub mod jsdate;

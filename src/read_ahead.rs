@@ -21,6 +21,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use crate::byte_scan::{self, zero_flags, ByteSet, ONES};
 use crate::json_skim::{members_with_nested, MemberSpan};
 use crate::platform;
 
@@ -299,46 +300,35 @@ fn fill(reader: &mut impl Read, bytes: &mut Vec<u8>, chunk: usize) -> io::Result
     }
 }
 
-/// The offset of the first `\n` in `b`: sixteen bytes per step on x86-64
-/// (SSE2, which every x86-64 processor has), eight elsewhere and in the tail.
+/// The offset of the first `\n` in `b` (see `byte_scan`).
 fn newline(b: &[u8]) -> Option<usize> {
-    let mut i = 0;
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    {
-        use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
-        // SAFETY: the intrinsics need SSE2, which this block is compiled only
-        // with; each load reads the 16 bytes at `i`, inside `b` (the loop
-        // condition), and has no alignment requirement.
-        unsafe {
-            let nl = _mm_set1_epi8(b'\n' as i8);
-            while i + 16 <= b.len() {
-                let x = _mm_loadu_si128(b.as_ptr().add(i).cast::<__m128i>());
-                let mask = _mm_movemask_epi8(_mm_cmpeq_epi8(x, nl)) as u32;
-                if mask != 0 {
-                    return Some(i + mask.trailing_zeros() as usize);
-                }
-                i += 16;
-            }
-        }
-    }
-    newline_by_words(&b[i..]).map(|p| i + p)
+    let at = byte_scan::first_in::<Newline>(b);
+    (at < b.len()).then_some(at)
 }
 
-/// [`newline`] eight bytes per step.
+#[cfg(test)]
 fn newline_by_words(b: &[u8]) -> Option<usize> {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let mut i = 0;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let x = u64::from_le_bytes(chunk.try_into().unwrap_or_default()) ^ (ONES * u64::from(b'\n'));
-        // The lowest flagged byte is exact (see `json::plain_len`).
-        let flags = x.wrapping_sub(ONES) & !x & HIGH;
-        if flags != 0 {
-            return Some(i + flags.trailing_zeros() as usize / 8);
-        }
-        i += 8;
+    let at = byte_scan::first_in_by_words::<Newline>(b);
+    (at < b.len()).then_some(at)
+}
+
+struct Newline;
+
+impl ByteSet for Newline {
+    fn contains(c: u8) -> bool {
+        c == b'\n'
     }
-    b[i..].iter().position(|&c| c == b'\n').map(|p| i + p)
+
+    fn flags(x: u64) -> u64 {
+        zero_flags(x ^ (ONES * u64::from(b'\n')))
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    unsafe fn flags_sse2(x: std::arch::x86_64::__m128i) -> std::arch::x86_64::__m128i {
+        use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_set1_epi8};
+        // SAFETY: SSE2 only, as the trait requires of the caller.
+        unsafe { _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\n' as i8)) }
+    }
 }
 
 /// Cuts a batch's bytes into lines, and skims each when given `skim`.
