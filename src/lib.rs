@@ -20,6 +20,7 @@ pub mod journal;
 pub mod json;
 pub mod json_skim;
 pub mod lazy_record;
+pub mod linger;
 pub mod lock;
 pub mod platform;
 pub mod project_root;

@@ -109,25 +109,43 @@ pub fn boot_id() -> Option<String> {
     None
 }
 
-/// An exclusive `flock(2)` on an open file, released when dropped.
-///
-/// The lock belongs to the open file description, so it excludes other
-/// processes and other `File`s opened separately on the same path, but not
-/// other users of the same `File`. Borrowing the `File` guarantees it stays
-/// open (its fd cannot be reused) while the lock is held.
-#[derive(Debug)]
-pub struct FileLock<'a> {
-    file: &'a File,
+/// What makes a file the same file whatever its path: device and inode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileId {
+    dev: u64,
+    ino: u64,
 }
 
-/// Blocks until `file` is exclusively locked; `path` only labels errors.
+impl FileId {
+    #[cfg(unix)]
+    pub fn of(m: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId { dev: m.dev(), ino: m.ino() }
+    }
+}
+
+/// An open file holding an exclusive `flock(2)`, released when dropped or
+/// by [`LockedFile::unlock`], which hands the file back open.
+///
+/// The lock belongs to the open file description, so it excludes other
+/// processes and other `File`s opened separately on the same path. Owning the
+/// `File` guarantees it stays open (its fd cannot be reused) while the lock is
+/// held, and lets a caller keep the file open between two locked sections.
+#[derive(Debug)]
+pub struct LockedFile {
+    /// Always `Some` until `unlock` or `release_on_close` takes it.
+    file: Option<File>,
+}
+
+/// Blocks until `file` is exclusively locked; `path` only labels errors. On
+/// an error the file is closed.
 #[cfg(unix)]
-pub fn lock_exclusive<'a>(file: &'a File, path: &Path) -> io::Result<FileLock<'a>> {
+pub fn lock_exclusive(file: File, path: &Path) -> io::Result<LockedFile> {
     use std::os::unix::io::AsRawFd;
     loop {
-        // SAFETY: the fd is valid for as long as `file` is borrowed.
+        // SAFETY: the fd is valid for as long as `file` is owned here.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
-            return Ok(FileLock { file });
+            return Ok(LockedFile { file: Some(file) });
         }
         let err = io::Error::last_os_error();
         // A signal delivered while blocked interrupts the wait, not the intent.
@@ -138,29 +156,48 @@ pub fn lock_exclusive<'a>(file: &'a File, path: &Path) -> io::Result<FileLock<'a
 }
 
 #[cfg(not(unix))]
-pub fn lock_exclusive<'a>(_file: &'a File, path: &Path) -> io::Result<FileLock<'a>> {
+pub fn lock_exclusive(_file: File, path: &Path) -> io::Result<LockedFile> {
     let err = io::Error::new(io::ErrorKind::Unsupported, "flock is not available");
     Err(path_error("flock", path, err))
 }
 
-impl FileLock<'_> {
-    /// Leaves the lock to be released by closing the file, which the kernel
-    /// does as part of `close`: one system call fewer on a hot path whose
-    /// file is closed right after. Only for a file with no duplicated
-    /// descriptor, since the lock lasts until every one of them is closed.
-    pub fn release_on_close(self) {
-        std::mem::forget(self);
+impl std::ops::Deref for LockedFile {
+    type Target = File;
+    fn deref(&self) -> &File {
+        self.file.as_ref().unwrap_or_else(|| unreachable!("taken only by methods consuming self"))
     }
 }
 
-impl Drop for FileLock<'_> {
+impl LockedFile {
+    /// Releases the lock and keeps the file open.
+    pub fn unlock(mut self) -> File {
+        unlock(&self);
+        self.file.take().unwrap_or_else(|| unreachable!("taken only here or on close"))
+    }
+
+    /// Leaves the lock to be released by closing the file, which the kernel
+    /// does as part of `close`: one system call fewer on a path whose file is
+    /// closed right after. Only for a file with no duplicated descriptor,
+    /// since the lock lasts until every one of them is closed.
+    pub fn release_on_close(mut self) {
+        drop(self.file.take());
+    }
+}
+
+fn unlock(file: &File) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: a valid fd owned by the caller. Failure is ignored: closing
+        // the file would release the lock anyway, and Drop cannot report it.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+impl Drop for LockedFile {
     fn drop(&mut self) {
-        #[cfg(unix)]
-        {
-            use std::os::unix::io::AsRawFd;
-            // SAFETY: as above. Failure is ignored: closing the file would
-            // release the lock anyway and Drop cannot report it.
-            unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+        if let Some(file) = &self.file {
+            unlock(file);
         }
     }
 }
@@ -278,8 +315,8 @@ impl Drop for SharedLock {
     }
 }
 
-/// A write lease on an open file (Linux `F_SETLEASE`, `F_WRLCK`), held for
-/// as long as the file is open.
+/// A write lease on an open file (Linux `F_SETLEASE`, `F_WRLCK`), released
+/// when dropped; the file stays open.
 ///
 /// The kernel grants it only when no other open file description refers to
 /// the file, and while it is held any `open()` of the file by someone else
@@ -287,27 +324,18 @@ impl Drop for SharedLock {
 /// therefore atomic for readers: nobody has the old bytes open, and nobody can
 /// open the file mid-write. It is what lets the snapshot file be refreshed
 /// in place (no block freed, which on a disk mounted with `discard` costs a
-/// millisecond) without a reader ever seeing half a file. Closing the file
-/// releases the lease (the kernel drops a file's leases on its last close),
-/// so dropping this closes and releases in one system call.
-pub struct LeasedFile(File);
-
-impl std::ops::Deref for LeasedFile {
-    type Target = File;
-    fn deref(&self) -> &File {
-        &self.0
-    }
-}
+/// millisecond) without a reader ever seeing half a file.
+pub struct WriteLease<'a>(&'a File);
 
 #[cfg(target_os = "linux")]
-pub fn write_lease(file: File) -> io::Result<LeasedFile> {
+pub fn write_lease(file: &File) -> io::Result<WriteLease<'_>> {
     use std::os::unix::io::AsRawFd;
     let fd = file.as_raw_fd();
     // A reader opening the file during the lease makes the kernel signal the
     // holder (SIGIO by default, which would terminate Node). SIGURG is ignored
     // by default, so the notification is harmless; the release follows anyway.
-    // It is set on every new descriptor: the setting does not outlive a lease.
-    // SAFETY: plain fcntl calls on an fd this File owns.
+    // It is set before every lease: releasing one resets it to SIGIO.
+    // SAFETY: plain fcntl calls on an fd the caller owns.
     const F_SETSIG: libc::c_int = 10; // <fcntl.h>, not exported by the libc crate
     if unsafe { libc::fcntl(fd, F_SETSIG, libc::SIGURG) } == -1 {
         return Err(io::Error::last_os_error());
@@ -315,12 +343,24 @@ pub fn write_lease(file: File) -> io::Result<LeasedFile> {
     if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) } == -1 {
         return Err(io::Error::last_os_error());
     }
-    Ok(LeasedFile(file))
+    Ok(WriteLease(file))
 }
 
 #[cfg(not(target_os = "linux"))]
-pub fn write_lease(_file: File) -> io::Result<LeasedFile> {
+pub fn write_lease(_file: &File) -> io::Result<WriteLease<'_>> {
     Err(io::Error::new(io::ErrorKind::Unsupported, "file leases need Linux"))
+}
+
+impl Drop for WriteLease<'_> {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: as above. Should the release fail, the lease ends with
+            // the file's last close, and a reader waits at most until then.
+            unsafe { libc::fcntl(self.0.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
+        }
+    }
 }
 
 /// Runs `node -e script args...` for tests that compare with Node itself:
@@ -445,7 +485,7 @@ mod tests {
         let path = std::env::temp_dir().join(format!("platform-flock-{}", uuid::Uuid::new_v4()));
         let a = File::create(&path).expect("create");
         let b = File::open(&path).expect("open");
-        let guard = lock_exclusive(&a, &path).expect("lock a");
+        let guard = lock_exclusive(a, &path).expect("lock a");
         let busy = {
             use std::os::unix::io::AsRawFd;
             // SAFETY: probing with a non-blocking flock on a valid fd.
@@ -455,30 +495,34 @@ mod tests {
             busy, -1,
             "second description must be refused while a holds it"
         );
-        drop(guard);
-        let again = lock_exclusive(&b, &path).expect("lock b after release");
+        let a = guard.unlock();
+        let again = lock_exclusive(b, &path).expect("lock b after unlock");
+        let busy = {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: as above.
+            unsafe { libc::flock(a.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }
+        };
+        assert_eq!(busy, -1, "a, still open, is refused while b holds it");
         drop(again);
+        let a = lock_exclusive(a, &path).expect("lock a after b dropped its lock");
+        a.release_on_close();
         let _ = std::fs::remove_file(&path);
     }
 
     #[test]
     #[cfg(unix)]
     fn platform_flock_error_names_path() {
-        use std::os::unix::io::FromRawFd;
-        let path = Path::new("/nonexistent/label");
-        // SAFETY: nothing is open at this fd number; ManuallyDrop keeps us
-        // from closing it.
-        let bogus = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(1 << 29) });
-        let err = lock_exclusive(&bogus, path).expect_err("EBADF");
-        assert!(
-            err.to_string().starts_with("flock /nonexistent/label: "),
-            "{err}"
-        );
-        let inner = err
-            .get_ref()
-            .and_then(|e| e.downcast_ref::<PathError>())
-            .expect("PathError");
+        // A descriptor opened with O_PATH refers to the file but cannot be locked.
+        use std::fs::OpenOptions;
+        use std::os::unix::fs::OpenOptionsExt;
+        let path = std::env::temp_dir().join(format!("platform-flock-path-{}", uuid::Uuid::new_v4()));
+        File::create(&path).expect("create");
+        let no_io = OpenOptions::new().read(true).custom_flags(libc::O_PATH).open(&path).expect("open O_PATH");
+        let err = lock_exclusive(no_io, Path::new("/nonexistent/label")).expect_err("EBADF");
+        assert!(err.to_string().starts_with("flock /nonexistent/label: "), "{err}");
+        let inner = err.get_ref().and_then(|e| e.downcast_ref::<PathError>()).expect("PathError");
         assert_eq!(inner.source.raw_os_error(), Some(libc::EBADF));
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]

@@ -53,11 +53,17 @@ fn staging_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
+/// Writes the snapshot file. `open` is the descriptor kept from this
+/// process's last write of the same file, if any; it is used only while the
+/// path still names its file, and it holds the descriptor to keep for the
+/// next write when this returns.
+pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64, open: &mut Option<OpenSnapshot>) -> Result<(), FsError> {
     let text = render(snapshot, journal_bytes, next_seq);
-    if rewrite_in_place(path, text.as_bytes())? {
+    if rewrite_in_place(path, text.as_bytes(), open)? {
         return Ok(());
     }
+    // The rename replaces the file a kept descriptor refers to.
+    *open = None;
     let staging = staging_path(path);
     let result = write_staged(&staging, text.as_bytes()).and_then(|()| fs::rename(&staging, path).at("rename", path));
     if result.is_err() {
@@ -84,18 +90,66 @@ pub fn write_durable(path: &Path, snapshot: &Object, journal_bytes: i64, next_se
     result
 }
 
-/// `Ok(false)` when the in-place path does not apply and the caller must
-/// stage and rename instead.
-pub(crate) fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
-    use std::os::unix::fs::FileExt;
-    let Ok(file) = OpenOptions::new().write(true).open(path) else { return Ok(false) };
-    match file.metadata() {
-        Ok(m) if m.is_file() && m.len() <= bytes.len() as u64 => {}
-        _ => return Ok(false),
+/// The snapshot file held open between writes. Opening and closing it costs
+/// a path lookup and a file allocation per append, about a tenth of one; a
+/// held descriptor is written only after the path is seen to still name its
+/// file, so a file renamed over it (by a store that could not rewrite in
+/// place) is reopened by path.
+pub struct OpenSnapshot {
+    file: File,
+    id: platform::FileId,
+}
+
+enum InPlace {
+    Written,
+    /// The path names another file now (or none).
+    Stale,
+    /// Another process has the file open, or the new text is shorter.
+    Refused,
+}
+
+impl OpenSnapshot {
+    fn open(path: &Path) -> Option<OpenSnapshot> {
+        let file = OpenOptions::new().write(true).open(path).ok()?;
+        let id = platform::FileId::of(&file.metadata().ok()?);
+        Some(OpenSnapshot { file, id })
     }
-    let Ok(leased) = platform::write_lease(file) else { return Ok(false) };
-    leased.write_all_at(bytes, 0).at("write", path)?;
-    Ok(true)
+
+    fn rewrite(&self, path: &Path, bytes: &[u8]) -> Result<InPlace, FsError> {
+        use std::os::unix::fs::FileExt;
+        let Ok(_lease) = platform::write_lease(&self.file) else { return Ok(InPlace::Refused) };
+        // Under the lease nobody can open the file, so its size holds until
+        // the write is done; a rename over the path could still replace it.
+        let Ok(m) = fs::metadata(path) else { return Ok(InPlace::Stale) };
+        if platform::FileId::of(&m) != self.id {
+            return Ok(InPlace::Stale);
+        }
+        // Bytes past the new end would stay: shrinking takes the rename.
+        if !m.is_file() || m.len() > bytes.len() as u64 {
+            return Ok(InPlace::Refused);
+        }
+        self.file.write_all_at(bytes, 0).at("write", path)?;
+        Ok(InPlace::Written)
+    }
+}
+
+/// `Ok(false)` when the in-place path does not apply and the caller must
+/// stage and rename instead. `open` as for [`write`]: a descriptor that no
+/// longer names the file is replaced by a fresh one, kept if it was written.
+pub(crate) fn rewrite_in_place(path: &Path, bytes: &[u8], open: &mut Option<OpenSnapshot>) -> Result<bool, FsError> {
+    if let Some(held) = open.as_ref() {
+        match held.rewrite(path, bytes)? {
+            InPlace::Written => return Ok(true),
+            InPlace::Refused => return Ok(false),
+            InPlace::Stale => *open = None,
+        }
+    }
+    let Some(fresh) = OpenSnapshot::open(path) else { return Ok(false) };
+    let written = matches!(fresh.rewrite(path, bytes)?, InPlace::Written);
+    if written {
+        *open = Some(fresh);
+    }
+    Ok(written)
 }
 
 fn write_staged(staging: &Path, bytes: &[u8]) -> Result<(), FsError> {

@@ -15,12 +15,14 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::fs_error::{Context, FsError};
 use crate::journal::{self, Locking, Replay};
 use crate::jsdate;
 use crate::json;
-use crate::platform;
+use crate::linger::Lingering;
+use crate::platform::{self, LockedFile};
 use crate::reducer::{apply_event, entry_seq, Host};
 use crate::snapshot_file::{self, Snapshot};
 use crate::value::{JsStr, Object, Value};
@@ -53,6 +55,11 @@ impl std::fmt::Display for StoreError {
 /// appends (well under a millisecond); larger ones keep their replay so that
 /// only the new tail is read.
 const KEEP_REPLAY_FROM_BYTES: u64 = 256 * 1024;
+
+/// How long a store keeps the last appended session's files open after
+/// its last append (`QUIVER_LIVE_NATIVE_HOLD_FILES_MS` overrides; 0 closes
+/// them after every append, as the old module does).
+const HOLD_FILES_MS: u64 = 2000;
 
 /// Session ids become file names, so anything that could leave the sessions
 /// directory (`..`, separators, NUL) is refused before it reaches a path.
@@ -108,6 +115,25 @@ struct Session {
     version: u64,
 }
 
+/// The files of the session appended to last, kept open between appends.
+/// Opening and closing the journal and the snapshot file is about a sixth of
+/// an append's time (two path lookups, two file allocations and releases);
+/// a held descriptor is used only after the path is seen to still name its
+/// file. At most one session's files are held, so a store keeps at most two
+/// descriptors open, and only until `HOLD_FILES_MS` after its last append
+/// (see `linger`: why open files must not outlive a burst of appends).
+struct HeldFiles {
+    id: String,
+    journal: Option<(File, platform::FileId)>,
+    snapshot: Option<snapshot_file::OpenSnapshot>,
+}
+
+impl HeldFiles {
+    fn none(id: &str) -> HeldFiles {
+        HeldFiles { id: id.to_owned(), journal: None, snapshot: None }
+    }
+}
+
 pub struct Store {
     pub root_dir: PathBuf,
     pub legacy_root_dir: PathBuf,
@@ -118,6 +144,7 @@ pub struct Store {
     /// (`KEEP_REPLAY_FROM_BYTES`; tests lower it to exercise the tail path).
     pub keep_replay_from: u64,
     sessions: HashMap<String, Session>,
+    held: Lingering<HeldFiles>,
 }
 
 /// A snapshot as handed out: the snapshot and its version.
@@ -138,7 +165,9 @@ impl Store {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(KEEP_REPLAY_FROM_BYTES);
-        Ok(Store { root_dir, legacy_root_dir, durable, keep_replay_from, sessions: HashMap::new() })
+        let hold_ms = std::env::var("QUIVER_LIVE_NATIVE_HOLD_FILES_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(HOLD_FILES_MS);
+        let held = Lingering::new(Duration::from_millis(hold_ms));
+        Ok(Store { root_dir, legacy_root_dir, durable, keep_replay_from, sessions: HashMap::new(), held })
     }
 
     pub fn journal_path(&self, id: &str) -> PathBuf {
@@ -244,7 +273,19 @@ impl Store {
     /// re-stat let a concurrent append be claimed by a snapshot that lacks it,
     /// and writers trusting that file then reused sequence numbers.
     fn persist(&mut self, id: &str) -> Result<(), StoreError> {
-        self.persist_snapshot(id)
+        // Through the held descriptor when it is this session's: a second
+        // one open on the file would make the kernel refuse the write lease.
+        match self.held.take() {
+            Some(mut held) if held.id == id => {
+                let result = self.persist_snapshot(id, &mut held.snapshot);
+                self.held.put(held);
+                result
+            }
+            other => {
+                drop(other);
+                self.persist_snapshot(id, &mut None)
+            }
+        }
     }
 
     /// `appendEvent`: `event` is the normalized event (`{ ...event, id }`),
@@ -253,15 +294,9 @@ impl Store {
     pub fn append(&mut self, id: &str, event: Value, event_json: Option<String>, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let primary = self.journal_path(id);
-        let (file, created) = match open_existing_journal(&primary)? {
-            Some(file) => (file, false),
-            None => {
-                self.adopt_legacy_journal(id, &primary)?;
-                open_journal(&primary)?
-            }
-        };
-        let lock = platform::lock_exclusive(&file, &primary).map_err(|e| FsError::new(&e, "flock", &primary))?;
-        let meta = file.metadata().at("fstat", &primary)?;
+        // Another session's files are closed here.
+        let mut held = self.held.take().filter(|h| h.id == id).unwrap_or_else(|| HeldFiles::none(id));
+        let (file, meta, created) = self.lock_journal(id, &primary, held.journal.take())?;
         let before = FileKey::from_meta(&primary, &meta);
         self.ensure_current(id, before.clone(), true, Locking::AlreadyExclusive, host)?;
         self.ensure_model(id, &before, Locking::AlreadyExclusive, host)?;
@@ -289,10 +324,38 @@ impl Store {
             self.forget_session(id);
             self.ensure_current(id, after, false, Locking::AlreadyExclusive, host)?;
         }
-        self.persist_snapshot(id)?;
-        // The journal is closed on return and nothing duplicated its descriptor.
-        lock.release_on_close();
+        self.persist_snapshot(id, &mut held.snapshot)?;
+        held.journal = Some((file.unlock(), platform::FileId::of(&meta)));
+        self.held.put(held);
         Ok(self.view(id))
+    }
+
+    /// The session's journal, exclusively locked, with its metadata and
+    /// whether this call created it. `held` is the descriptor kept from the
+    /// last append to it: used while the path still names its file (a
+    /// journal deleted, replaced or moved away is opened again by path).
+    fn lock_journal(&mut self, id: &str, primary: &Path, held: Option<(File, platform::FileId)>) -> Result<(LockedFile, fs::Metadata, bool), StoreError> {
+        let flock_error = |e: std::io::Error| FsError::new(&e, "flock", primary);
+        if let Some((file, file_id)) = held {
+            let locked = platform::lock_exclusive(file, primary).map_err(flock_error)?;
+            // The lock is taken first: the file the path names once we hold
+            // it is the one every other writer will lock too.
+            if let Ok(meta) = fs::metadata(primary) {
+                if platform::FileId::of(&meta) == file_id {
+                    return Ok((locked, meta, false));
+                }
+            }
+        }
+        let (file, created) = match open_existing_journal(primary)? {
+            Some(file) => (file, false),
+            None => {
+                self.adopt_legacy_journal(id, primary)?;
+                open_journal(primary)?
+            }
+        };
+        let locked = platform::lock_exclusive(file, primary).map_err(flock_error)?;
+        let meta = locked.metadata().at("fstat", primary)?;
+        Ok((locked, meta, created))
     }
 
     /// The old module copies a legacy journal into the primary directory on
@@ -328,15 +391,19 @@ impl Store {
         Ok(())
     }
 
-    fn persist_snapshot(&mut self, id: &str) -> Result<(), StoreError> {
+    /// `open`: the snapshot file's descriptor held from the last write, if
+    /// any; on return, the one to hold for the next.
+    fn persist_snapshot(&self, id: &str, open: &mut Option<snapshot_file::OpenSnapshot>) -> Result<(), StoreError> {
         let snapshot_path = self.snapshot_path(id);
         let d = self.sessions[id].derived.as_ref().ok_or_else(state_missing)?;
         // Only appends and flushes persist, and both work on the model.
         let Snapshot::Model(model) = &d.snapshot else { return Err(state_missing()) };
         if self.durable {
+            // Renamed over: a held descriptor would name the replaced file.
+            *open = None;
             snapshot_file::write_durable(&snapshot_path, model, d.key.size, d.next_seq)?;
         } else {
-            snapshot_file::write(&snapshot_path, model, d.key.size, d.next_seq)?;
+            snapshot_file::write(&snapshot_path, model, d.key.size, d.next_seq, open)?;
         }
         Ok(())
     }
@@ -763,6 +830,124 @@ mod tests {
         }
     }
 
+    /// The snapshot file names the journal's size and holds the snapshot
+    /// the store returned: the file a reader in another process trusts.
+    fn assert_snapshot_file_current(store: &mut Store, id: &str, host: &dyn Host) {
+        let journal_len = fs::metadata(store.journal_path(id)).unwrap().len();
+        let file = fs::read_to_string(store.snapshot_path(id)).unwrap();
+        assert!(file.contains(&format!("\"__journalBytes\": {journal_len},")), "stale snapshot file: {file}");
+        let mut fresh = Store::open(&store.root_dir.join("../../.."), false).unwrap();
+        let from_file = text(fresh.read(id, true, host).unwrap().snapshot);
+        let replayed = text(&Snapshot::Model(journal::replay_file(&store.journal_path(id), &JsStr::from(id), host, Locking::TakeShared).unwrap().visible()));
+        assert_eq!(from_file, replayed);
+    }
+
+    fn descriptors_open_on(path: &Path) -> usize {
+        let target = fs::canonicalize(path).unwrap();
+        fs::read_dir("/proc/self/fd").unwrap().filter_map(|e| fs::read_link(e.ok()?.path()).ok()).filter(|l| *l == target).count()
+    }
+
+    /// Between two appends the journal and the snapshot file may be deleted,
+    /// replaced or moved away; the next append writes the files the paths
+    /// name then, never the ones the store still holds open.
+    #[test]
+    fn held_files_are_used_only_while_their_paths_name_them() {
+        let root = temp_root("held");
+        let host = TestHost(1_893_456_000_000.0);
+        let mut store = Store::open(&root, false).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s","count":3}"#), None, &host).unwrap();
+        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":1}"#), None, &host).unwrap();
+        assert_eq!(descriptors_open_on(&store.journal_path("s")), 1, "held after an append");
+        assert_eq!(descriptors_open_on(&store.snapshot_path("s")), 1, "held after an append");
+
+        // Deleted: the session starts again in a new journal.
+        fs::remove_file(store.journal_path("s")).unwrap();
+        fs::remove_file(store.snapshot_path("s")).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), None, &host).unwrap();
+        let journal = fs::read_to_string(store.journal_path("s")).unwrap();
+        assert!(journal.starts_with(r#"{"seq":1,"#) && journal.lines().count() == 1, "{journal}");
+        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":2}"#), None, &host).unwrap();
+        assert_snapshot_file_current(&mut store, "s", &host);
+
+        // Replaced by a rename: the next line goes to the new journal.
+        let other = root.join("other.jsonl");
+        fs::write(&other, "{\"seq\":7,\"id\":\"s\",\"type\":\"generate\",\"ts\":\"2030-01-01T00:00:00.000Z\",\"event\":{\"type\":\"generate\",\"id\":\"s\",\"count\":4}}\n").unwrap();
+        fs::rename(&other, store.journal_path("s")).unwrap();
+        let v = text(store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":4}"#), None, &host).unwrap().snapshot);
+        assert!(v.contains(r#""mountedVariants":[4]"#), "{v}");
+        assert!(fs::read_to_string(store.journal_path("s")).unwrap().lines().nth(1).unwrap().starts_with(r#"{"seq":8,"#));
+        assert_snapshot_file_current(&mut store, "s", &host);
+
+        // The snapshot file replaced by a rename, then rewritten longer in
+        // place (as the old module's writeFileSync does).
+        let stale = root.join("stale.json");
+        fs::write(&stale, "{}\n").unwrap();
+        fs::rename(&stale, store.snapshot_path("s")).unwrap();
+        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":1}"#), None, &host).unwrap();
+        assert_snapshot_file_current(&mut store, "s", &host);
+        fs::write(store.snapshot_path("s"), format!("{{\"padding\": \"{}\"}}\n", "x".repeat(8192))).unwrap();
+        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":2}"#), None, &host).unwrap();
+        assert_snapshot_file_current(&mut store, "s", &host);
+
+        // The whole sessions directory moved away and made again.
+        let moved = root.join("moved");
+        fs::rename(&store.root_dir, &moved).unwrap();
+        mkdir_all(&store.root_dir).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s","count":1}"#), None, &host).unwrap();
+        assert_eq!(fs::read_to_string(store.journal_path("s")).unwrap().lines().count(), 1);
+        assert_eq!(fs::read_to_string(moved.join("s.jsonl")).unwrap().lines().count(), 4, "the moved journal gets nothing more");
+        assert_snapshot_file_current(&mut store, "s", &host);
+
+        // Another session's append closes the first one's files.
+        store.append("t", event(r#"{"type":"generate","id":"t"}"#), None, &host).unwrap();
+        assert_eq!(descriptors_open_on(&store.journal_path("s")), 0);
+        assert_eq!(descriptors_open_on(&store.journal_path("t")), 1);
+    }
+
+    /// A store left idle closes what it held, without any further call.
+    #[test]
+    fn held_files_are_closed_once_the_store_is_idle() {
+        let root = temp_root("idle");
+        let host = TestHost(0.0);
+        let mut store = Store::open(&root, false).unwrap();
+        store.held = Lingering::new(Duration::from_millis(100));
+        // Snapshots that grow, so the second is rewritten in place (a file
+        // made by a rename is opened, and held, from the next write on).
+        store.append("s", event(r#"{"type":"generate","id":"s"}"#), None, &host).unwrap();
+        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":2}"#), None, &host).unwrap();
+        let (journal, snapshot) = (store.journal_path("s"), store.snapshot_path("s"));
+        assert_eq!((descriptors_open_on(&journal), descriptors_open_on(&snapshot)), (1, 1));
+        let start = std::time::Instant::now();
+        while descriptors_open_on(&journal) + descriptors_open_on(&snapshot) > 0 {
+            assert!(start.elapsed() < Duration::from_secs(10), "still open 10 s after the last append");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Held again by the next append, and closed by dropping the store.
+        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":1}"#), None, &host).unwrap();
+        assert_eq!(descriptors_open_on(&journal), 1);
+        drop(store);
+        assert_eq!(descriptors_open_on(&journal), 0);
+    }
+
+    /// A flush of the session whose files are held writes through them (a
+    /// second descriptor would make the kernel refuse the lease, and the file
+    /// would be renamed over instead).
+    #[test]
+    fn flush_writes_through_the_held_snapshot_file() {
+        use std::os::unix::fs::MetadataExt;
+        let root = temp_root("flush-held");
+        let host = TestHost(0.0);
+        let mut store = Store::open(&root, false).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s"}"#), None, &host).unwrap();
+        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":2}"#), None, &host).unwrap();
+        assert_eq!(descriptors_open_on(&store.snapshot_path("s")), 1);
+        let ino = fs::metadata(store.snapshot_path("s")).unwrap().ino();
+        store.flush("s", &host).unwrap();
+        assert_eq!(fs::metadata(store.snapshot_path("s")).unwrap().ino(), ino, "rewritten in place");
+        assert_eq!(descriptors_open_on(&store.snapshot_path("s")), 1);
+        assert_snapshot_file_current(&mut store, "s", &host);
+    }
+
     #[test]
     fn invalid_ids_are_refused_before_any_path_is_built() {
         let root = temp_root("ids");
@@ -813,15 +998,18 @@ mod tests {
             let s = OpenOptions::new().write(true).open(&snap).unwrap();
             std::os::unix::fs::FileExt::write_all_at(&s, &snapshot, 0).unwrap();
         });
+        // As an append to the session appended to last: both files held open.
+        let mut held_journal = open_existing_journal(&journal).unwrap();
+        let mut held_snapshot = None;
         let guarded = median(&mut || {
-            let file = open_existing_journal(&journal).unwrap().unwrap();
-            let lock = platform::lock_exclusive(&file, &journal).unwrap();
-            let before = file.metadata().unwrap().len();
+            let file = platform::lock_exclusive(held_journal.take().unwrap(), &journal).unwrap();
+            let before = fs::metadata(&journal).unwrap().len();
             write_line(&file, &journal, &line, before).unwrap();
             std::hint::black_box(file.metadata().unwrap());
-            assert!(snapshot_file::rewrite_in_place(&snap, &snapshot).unwrap(), "lease refused");
-            lock.release_on_close();
+            assert!(snapshot_file::rewrite_in_place(&snap, &snapshot, &mut held_snapshot).unwrap(), "lease refused");
+            held_journal = Some(file.unlock());
         });
+        drop((held_journal, held_snapshot));
         // Producing those bytes from the model, as an append must: the
         // event's JSON, the journal line and the pretty snapshot (no I/O).
         let entry = json::parse(line.trim_end()).unwrap();
