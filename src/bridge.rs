@@ -711,6 +711,74 @@ mod shapes {
     }
 }
 
+/// Small JavaScript functions compiled once per Node-API environment: one
+/// call into such a function costs less than the property lookups it makes,
+/// done through Node-API (each key a new string to internalize).
+mod compiled {
+    use super::*;
+    use std::cell::RefCell;
+
+    pub(super) const DATE_NOW: &str = "(function () { return Date.now(); })";
+
+    #[derive(Default)]
+    struct Cache {
+        env: usize,
+        functions: Vec<(&'static str, sys::napi_ref)>,
+    }
+
+    thread_local! {
+        /// As for shapes: one cache per thread, for the environment on it.
+        static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
+    }
+
+    unsafe extern "C" fn forget(env: *mut c_void) {
+        // The environment is going away and frees its references itself.
+        CACHE.with_borrow_mut(|c| {
+            if c.env == env as usize {
+                *c = Cache::default();
+            }
+        });
+    }
+
+    /// The function `source` evaluates to, compiled on first use.
+    pub(super) fn function(js: Js, source: &'static str) -> JsResult<napi_value> {
+        let env = js.env as usize;
+        let held = CACHE.with_borrow_mut(|c| {
+            if c.env != env {
+                *c = Cache { env, ..Cache::default() };
+                if unsafe { sys::napi_add_env_cleanup_hook(js.env, Some(forget), js.env.cast()) } != sys::Status::napi_ok {
+                    // Without the hook nothing may outlive this call.
+                    c.env = 0;
+                }
+            }
+            c.functions.iter().find(|(s, _)| *s == source).map(|&(_, r)| r)
+        });
+        if let Some(r) = held {
+            let mut f = ptr::null_mut();
+            js.check(unsafe { sys::napi_get_reference_value(js.env, r, &mut f) })?;
+            if !f.is_null() {
+                return Ok(f);
+            }
+        }
+        let mut f = ptr::null_mut();
+        js.check(unsafe { sys::napi_run_script(js.env, js.string(source)?, &mut f) })?;
+        let mut r = ptr::null_mut();
+        js.check(unsafe { sys::napi_create_reference(js.env, f, 1, &mut r) })?;
+        let kept = CACHE.with_borrow_mut(|c| {
+            if c.env != env {
+                return false;
+            }
+            c.functions.retain(|(s, _)| *s != source);
+            c.functions.push((source, r));
+            true
+        });
+        if !kept {
+            unsafe { sys::napi_delete_reference(js.env, r) };
+        }
+        Ok(f)
+    }
+}
+
 /// The reducer's clock and parsers, answered by the running V8.
 pub struct NodeHost {
     pub js: Js,
@@ -719,7 +787,10 @@ pub struct NodeHost {
 impl Host for NodeHost {
     fn now_ms(&self) -> f64 {
         let js = self.js;
-        js.call_global("Date", "now", &[]).and_then(|v| js.to_f64(v)).unwrap_or_else(|_| {
+        // `Date` is looked up when the function runs, so a test's fake clock
+        // (a replaced `Date` or `Date.now`) is the one read.
+        let date_now = || js.call(js.undefined()?, compiled::function(js, compiled::DATE_NOW)?, &[]);
+        date_now().and_then(|v| js.to_f64(v)).unwrap_or_else(|_| {
             let _ = js.take_exception();
             crate::platform::now_ms()
         })
