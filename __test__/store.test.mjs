@@ -249,6 +249,46 @@ test('a caller mutating a returned snapshot changes neither the next snapshot no
   assert.equal(createLiveSessionStore({ cwd: dir }).getSnapshot('m1').pageUrl, null);
 });
 
+// Entries are stamped with \`new Date().toISOString()\`, as in the old module
+// (each expectation below is what the old module does): a fake clock that
+// replaces \`Date\` applies, one that replaces only \`Date.now\` does not, and a
+// clock whose date is invalid fails the append with V8's RangeError.
+test('timestamps come from the Date a fake clock installs, exactly as the old module writes them', () => {
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir });
+  const journal = path.join(store.rootDir, 'clk.jsonl');
+  const RealDate = globalThis.Date;
+  const realNow = Date.now;
+  const fakeDate = (ms) => class extends RealDate {
+    constructor(...args) { super(...(args.length ? args : [ms])); }
+  };
+  const stamp = (event) => store.appendEvent({ id: 'clk', ...event }).updatedAt;
+  const lastTs = () => JSON.parse(fs.readFileSync(journal, 'utf8').trimEnd().split('\n').pop()).ts;
+  try {
+    const before = realNow();
+    Date.now = () => 1893456000000;
+    const spied = stamp({ type: 'generate' });
+    Date.now = realNow;
+    assert.ok(RealDate.parse(spied) >= before && RealDate.parse(spied) <= realNow(), `Date.now alone is not the clock: ${spied}`);
+    for (const [ms, want] of [[1893456001000, '2030-01-01T00:00:01.000Z'], [-1, '1969-12-31T23:59:59.999Z'],
+      [8.64e15, '+275760-09-13T00:00:00.000Z'], [-62167219200001, '-000001-12-31T23:59:59.999Z']]) {
+      globalThis.Date = fakeDate(ms);
+      assert.equal(stamp({ type: 'agent_phase', phase: 'picked_up' }), want);
+      globalThis.Date = RealDate;
+      assert.equal(lastTs(), want);
+    }
+    const text = fs.readFileSync(journal, 'utf8');
+    globalThis.Date = fakeDate(NaN);
+    assert.throws(() => stamp({ type: 'agent_done' }), (e) => e instanceof RangeError && e.message === 'Invalid time value');
+    globalThis.Date = RealDate;
+    assert.equal(fs.readFileSync(journal, 'utf8'), text, 'nothing appended');
+  } finally {
+    globalThis.Date = RealDate;
+    Date.now = realNow;
+  }
+  assert.equal(store.appendEvent({ id: 'clk', type: 'agent_done' }).phase, 'variants_ready');
+});
+
 test('snapshot objects hold own data properties, whatever the keys, however often a shape repeats', () => {
   const dir = tempProject();
   const store = createLiveSessionStore({ cwd: dir, sessionId: 'k' });

@@ -334,6 +334,8 @@ impl Js {
             StoreError::Message(m) => self.throw_error(m),
             StoreError::Type(m) => self.throw_type_error(m),
             StoreError::Fs(fs) => self.throw_fs_error(fs),
+            // Already pending: nothing to add.
+            StoreError::Thrown => Pending,
         }
     }
 
@@ -719,6 +721,8 @@ mod compiled {
     use std::cell::RefCell;
 
     pub(super) const DATE_NOW: &str = "(function () { return Date.now(); })";
+    pub(super) const NEW_DATE_TIME: &str = "(function () { return new Date().getTime(); })";
+    pub(super) const NEW_DATE_ISO: &str = "(function () { return new Date().toISOString(); })";
 
     #[derive(Default)]
     struct Cache {
@@ -794,6 +798,23 @@ impl Host for NodeHost {
             let _ = js.take_exception();
             crate::platform::now_ms()
         })
+    }
+
+    fn timestamp(&self) -> Option<String> {
+        let js = self.js;
+        // The old module stamps entries with `new Date().toISOString()`: the
+        // same `new Date()` here, so a fake clock (a replaced `Date`) stamps
+        // them as it would there, and a replaced `Date.now` alone does not,
+        // there either. Its time is formatted here (a string made by V8 and
+        // copied out costs more than the number) when it is an ordinary one.
+        let call = |source| js.call(js.undefined()?, compiled::function(js, source)?, &[]);
+        let ms = call(compiled::NEW_DATE_TIME).and_then(|v| js.to_f64(v)).ok()?;
+        if (0.0..=crate::jsdate::MAX_FOUR_DIGIT_YEAR_MS).contains(&ms) {
+            return Some(crate::jsdate::iso_string(ms));
+        }
+        // Years outside 0000-9999 (V8 writes six digits and a sign), or an
+        // invalid date (V8 throws a RangeError, left pending).
+        Some(call(compiled::NEW_DATE_ISO).and_then(|v| js.to_js_str(v)).ok()?.to_lossy())
     }
 
     fn date_parse_fallback(&self, s: &JsStr) -> f64 {

@@ -4,6 +4,10 @@
 //! worth re-implementing: journals written by the store only ever hold the
 //! canonical form, so the fallback runs only on hand-edited lines.
 
+/// The last millisecond of 9999-12-31: `iso_string` matches V8's
+/// `toISOString` from 0 (the epoch) up to here.
+pub const MAX_FOUR_DIGIT_YEAR_MS: f64 = 253_402_300_799_999.0;
+
 /// `new Date(ms).toISOString()` for the years the store meets (0..=9999).
 pub fn iso_string(ms: f64) -> String {
     let ms = ms as i64;

@@ -15,6 +15,12 @@ use crate::value::{is_integer, loose_ge, spread_array, spread_object, JsStr, Obj
 pub trait Host {
     /// `Date.now()`.
     fn now_ms(&self) -> f64;
+    /// `new Date().toISOString()`, an append's timestamp; `None` when the
+    /// host's clock threw (a broken fake one), whose exception then stands
+    /// and the append must not happen, as in the old module.
+    fn timestamp(&self) -> Option<String> {
+        Some(jsdate::iso_string(self.now_ms()))
+    }
     /// `Date.parse(s)` for text that is not the canonical ISO form.
     fn date_parse_fallback(&self, s: &JsStr) -> f64;
     /// The message `JSON.parse(line)` throws; called only for lines this

@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use crate::fs_error::{Context, FsError};
 use crate::journal::{self, Locking, Replay};
-use crate::jsdate;
 use crate::json;
 use crate::linger::Lingering;
 use crate::platform::{self, LockedFile};
@@ -34,6 +33,8 @@ pub enum StoreError {
     /// A `TypeError` raised by the reducer on odd stored data.
     Type(String),
     Fs(FsError),
+    /// The host (JavaScript) threw; its exception is the one to report.
+    Thrown,
 }
 
 impl From<FsError> for StoreError {
@@ -47,6 +48,7 @@ impl std::fmt::Display for StoreError {
         match self {
             StoreError::Message(m) | StoreError::Type(m) => f.write_str(m),
             StoreError::Fs(e) => e.fmt(f),
+            StoreError::Thrown => f.write_str("the host threw an exception"),
         }
     }
 }
@@ -304,7 +306,7 @@ impl Store {
         let derived = self.sessions[id].derived.as_ref();
         let seq = derived.map_or(1.0, |d| d.next_seq);
         let known_clean = derived.is_some_and(|d| d.clean_tail && d.key == before);
-        let ts = jsdate::iso_string(host.now_ms());
+        let ts = host.timestamp().ok_or(StoreError::Thrown)?;
         let event_text = event_json.or_else(|| json::stringify(&event)).unwrap_or_else(|| "null".into());
         let torn = !known_clean && !journal::ends_with_newline(&file, before.size as u64).at("read", &primary)?;
         let line = entry_line(seq, id, &event, &ts, &event_text, torn);
@@ -643,9 +645,10 @@ fn entry_line(seq: f64, id: &str, event: &Value, ts: &str, event_text: &str, tor
         Value::String(t) => json::write_string(&mut line, t),
         _ => line.push_str("null"),
     }
-    line.push_str(",\"ts\":\"");
-    line.push_str(ts);
-    line.push_str("\",\"event\":");
+    line.push_str(",\"ts\":");
+    // Whatever a fake clock's `toISOString` returned, escaped as JSON.
+    json::write_string(&mut line, &JsStr::from(ts));
+    line.push_str(",\"event\":");
     line.push_str(event_text);
     line.push_str("}\n");
     line
