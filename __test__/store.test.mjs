@@ -327,6 +327,66 @@ test('snapshot objects hold own data properties, whatever the keys, however ofte
   }
 });
 
+// Nested plain objects are written into their parent's compiled literal, so
+// a whole snapshot is built in one call into V8. Whatever the nesting, each
+// object must come out as its own fresh object with own data properties.
+test('nested objects built in one literal: odd keys, empty and deep levels, too many values, nothing shared', () => {
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir, sessionId: 'n' });
+  const deep = (levels, leaf) => { let v = leaf; for (let d = 0; d < levels; d++) v = { ['d' + d]: v, at: d }; return v; };
+  const wide = (n, i) => Object.fromEntries(Array.from({ length: n }, (_, k) => [`w${k}`, { v: k + i }]));
+  const events = (i) => [
+    { type: 'steer', a: { b: { c: { 'a"b': i, '': null, é: 'x', '10': [i, { z: i }] } }, empty: {}, arr: [{ q: i }, {}] } },
+    { type: 'steer', a: { b: JSON.parse(`{"__proto__": ${i}, "k": {"m": ${i}}}`) } },
+    { type: 'steer', many: wide(150, i) },
+    { type: 'steer', deep: deep(80, i) },
+  ];
+  const trapped = [];
+  Object.defineProperty(Object.prototype, 'trap', { set(v) { trapped.push(v); }, configurable: true });
+  try {
+    let previous = null;
+    for (let i = 0; i < 6; i++) {
+      for (const event of events(i)) {
+        Object.defineProperty(event, 'trap', { value: i, enumerable: true, writable: true, configurable: true });
+        const pending = store.appendEvent(event).pendingEvent;
+        assert.deepStrictEqual(pending, { ...event, id: 'n' }, `round ${i}: ${Object.keys(event)}`);
+        const walk = (v, where) => {
+          if (v === null || typeof v !== 'object') return;
+          if (!Array.isArray(v)) {
+            assert.equal(Object.getPrototypeOf(v), Object.prototype, where);
+            for (const k of Object.keys(v)) {
+              const d = Object.getOwnPropertyDescriptor(v, k);
+              assert.ok(d.writable && d.enumerable && d.configurable && !d.get, `${where}.${k}`);
+            }
+          }
+          for (const k of Object.keys(v)) walk(v[k], `${where}.${k}`);
+        };
+        walk(pending, 'pendingEvent');
+        if (event.a?.b?.k) assert.equal(Object.getPrototypeOf(pending.a.b), Object.prototype, '__proto__ stayed a key');
+        if (event.a?.b?.c) {
+          if (previous) assert.notEqual(pending.a.b, previous.a.b, 'each snapshot has its own nested objects');
+          previous = pending;
+        }
+      }
+    }
+    assert.deepStrictEqual(trapped, [], 'no inherited setter ran');
+  } finally {
+    delete Object.prototype.trap;
+  }
+});
+
+test('more often-seen shapes than the compiled-literal cache keeps (512) still come back right', () => {
+  const store = createLiveSessionStore({ cwd: tempProject(), sessionId: 'c' });
+  for (let round = 0; round < 2; round++) {
+    for (let i = 0; i < 700; i++) {
+      for (let seen = 0; seen < 3; seen++) {
+        const event = { type: 'steer', [`k${i}`]: { seen, deeper: { [`j${i % 13}`]: [i] } } };
+        assert.deepStrictEqual(store.appendEvent(event).pendingEvent, { ...event, id: 'c' });
+      }
+    }
+  }
+});
+
 test('worker threads: each has its own engine state, and ending one leaves the others working', async () => {
   const { Worker } = await import('node:worker_threads');
   const dir = tempProject();

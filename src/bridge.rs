@@ -496,19 +496,33 @@ impl ToJs<'_> {
         }
     }
 
+    /// The values a compiled literal for `o` takes, in its order: each
+    /// member's, or for an object written into the literal, its members'.
+    fn leaves(&self, o: &Object, depth: usize, inline: bool, args: &mut [napi_value; shapes::MAX_LEAVES], n: &mut usize) -> JsResult<()> {
+        for (_, v) in o.iter() {
+            match shapes::inlined(v, depth, inline) {
+                Some(child) => self.leaves(child, depth + 1, inline, args, n)?,
+                None => {
+                    args[*n] = self.value(v, depth + 1)?;
+                    *n += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn object_at(&self, o: &Object, depth: usize) -> JsResult<napi_value> {
         let js = self.js;
         // Deep in a nested value the native stack is too low for V8 to take
         // a call (it throws RangeError); the deep levels go key by key.
         if o.proto().is_none() && depth < SHAPE_DEPTH_LIMIT {
-            if let Some(ctor) = shapes::constructor(js, o)? {
-                // `constructor` takes at most MAX_KEYS keys: the arguments fit here.
-                let mut args = [ptr::null_mut(); shapes::MAX_KEYS];
-                for (slot, (_, v)) in args.iter_mut().zip(o.iter()) {
-                    *slot = self.value(v, depth + 1)?;
-                }
+            if let Some((ctor, inline)) = shapes::constructor(js, o, depth)? {
+                // A compiled literal takes at most MAX_LEAVES values: they fit here.
+                let mut args = [ptr::null_mut(); shapes::MAX_LEAVES];
+                let mut n = 0;
+                self.leaves(o, depth, inline, &mut args, &mut n)?;
                 let this = js.undefined()?;
-                return js.call(this, ctor, &args[..o.len()]);
+                return js.call(this, ctor, &args[..n]);
             }
         }
         // Own data properties, defined as an object literal or `JSON.parse`
@@ -546,19 +560,35 @@ mod shapes {
     /// A shape is compiled after this many sightings: compiling costs about as
     /// much as building a few dozen objects the slow way.
     const COMPILE_AFTER: u32 = 3;
-    pub(super) const MAX_KEYS: usize = 64;
+    /// Values one compiled literal takes (V8 allows far more arguments).
+    pub(super) const MAX_LEAVES: usize = 128;
+    /// Compiled literals kept; when a new one would pass this, all are
+    /// dropped (V8 collects them) and the ones still in use are compiled
+    /// again, so a long-lived process keeps up with shapes that change.
     const MAX_COMPILED: usize = 512;
     /// Shapes seen but not yet compiled; the count is reset when it fills.
     const MAX_PENDING: usize = 4096;
 
     enum Lookup {
-        Ready(sys::napi_ref),
-        Compile,
+        Ready(sys::napi_ref, bool),
+        Compile(bool),
         Slow,
     }
 
+    /// One step of a literal's layout, in source order: an object and its
+    /// member count, a member's key, or a value passed in built.
+    #[derive(Debug, PartialEq)]
+    enum Slot {
+        Object(usize),
+        Key(String),
+        Leaf,
+    }
+
     struct Shape {
-        keys: Vec<String>,
+        slots: Vec<Slot>,
+        /// Whether nested objects are written into the literal (else each
+        /// is passed in, built by its own literal).
+        inline: bool,
         seen: u32,
         ctor: Option<sys::napi_ref>,
         /// Compiling it failed once (the engine refused the script): it is
@@ -566,8 +596,8 @@ mod shapes {
         refused: bool,
     }
 
-    /// The map's keys are already `Object::shape_hash` values: hashing them
-    /// again (SipHash, the std default) cost more per object than the lookup.
+    /// The map's keys are already hashes of shapes: hashing them again
+    /// (SipHash, the std default) cost more per object than the lookup.
     #[derive(Default)]
     struct AlreadyHashed(u64);
 
@@ -608,18 +638,92 @@ mod shapes {
         });
     }
 
-    fn same_keys(keys: &[String], o: &Object) -> bool {
-        keys.len() == o.len() && keys.iter().zip(o.iter()).all(|(a, (b, _))| b.as_str() == Some(a.as_str()))
+    /// A key a literal can hold: text with a UTF-8 form that is not
+    /// `__proto__` (which in a literal sets the prototype).
+    fn literal_key(k: &JsStr) -> bool {
+        k.as_str().is_some_and(|k| k != "__proto__")
     }
 
-    /// The compiled literal for `o`'s key list, or `None` while the shape is
-    /// still rare (or cannot be written as a literal: `__proto__` would set
-    /// the prototype, and lone surrogates have no UTF-8 form).
-    pub(super) fn constructor(js: Js, o: &Object) -> JsResult<Option<napi_value>> {
-        if o.is_empty() || o.len() > MAX_KEYS {
+    /// The object `v` is, when the literal of the object holding it (at
+    /// `depth`) writes it in place: every nested plain object, so building
+    /// a snapshot is one call into V8 rather than one per object. Depends
+    /// only on `v` and `depth`, so every walk of one object agrees.
+    pub(super) fn inlined(v: &Value, depth: usize, inline: bool) -> Option<&Object> {
+        match v {
+            Value::Object(c) if inline && c.proto().is_none() && depth + 1 < SHAPE_DEPTH_LIMIT && c.iter().all(|(k, _)| literal_key(k)) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// A hash of `o`'s layout, and the number of values its literal takes.
+    fn layout_hash(o: &Object, depth: usize, inline: bool) -> (u64, usize) {
+        let mut h = o.shape_hash();
+        let mut leaves = 0;
+        for (i, (_, v)) in o.iter().enumerate() {
+            match inlined(v, depth, inline) {
+                Some(child) => {
+                    let (ch, cl) = layout_hash(child, depth + 1, inline);
+                    h = (h.rotate_left(7) ^ ch ^ i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                    leaves += cl;
+                }
+                None => leaves += 1,
+            }
+        }
+        (h, leaves)
+    }
+
+    fn layout(o: &Object, depth: usize, inline: bool, out: &mut Vec<Slot>) -> Option<()> {
+        out.push(Slot::Object(o.len()));
+        for (k, v) in o.iter() {
+            out.push(Slot::Key(k.as_str().filter(|_| literal_key(k))?.to_owned()));
+            match inlined(v, depth, inline) {
+                Some(child) => layout(child, depth + 1, inline, out)?,
+                None => out.push(Slot::Leaf),
+            }
+        }
+        Some(())
+    }
+
+    /// Whether `o` has the layout `slots` describes; returns the slots left.
+    fn same_layout<'s>(slots: &'s [Slot], o: &Object, depth: usize, inline: bool) -> Option<&'s [Slot]> {
+        let (Slot::Object(len), mut rest) = slots.split_first()? else { return None };
+        if *len != o.len() {
+            return None;
+        }
+        for (k, v) in o.iter() {
+            let (Slot::Key(key), after) = rest.split_first()? else { return None };
+            if k.as_str() != Some(key.as_str()) {
+                return None;
+            }
+            rest = match inlined(v, depth, inline) {
+                Some(child) => same_layout(after, child, depth + 1, inline)?,
+                None => match after.split_first()? {
+                    (Slot::Leaf, after) => after,
+                    _ => return None,
+                },
+            };
+        }
+        Some(rest)
+    }
+
+    /// The compiled literal for `o` and whether it writes nested objects in
+    /// place, or `None` while the shape is still rare (or cannot be written
+    /// as a literal: `__proto__` would set the prototype, and lone
+    /// surrogates have no UTF-8 form).
+    pub(super) fn constructor(js: Js, o: &Object, depth: usize) -> JsResult<Option<(napi_value, bool)>> {
+        if o.is_empty() {
             return Ok(None);
         }
-        let hash = o.shape_hash();
+        // Nested objects in place when all the values fit one call, else
+        // this object's members alone (and each nested one its own call).
+        let (mut hash, leaves) = layout_hash(o, depth, true);
+        let inline = leaves <= MAX_LEAVES;
+        if !inline {
+            if o.len() > MAX_LEAVES {
+                return Ok(None);
+            }
+            hash = layout_hash(o, depth, false).0;
+        }
         let env = js.env as usize;
         let found = CACHE.with_borrow_mut(|c| {
             if c.env != env {
@@ -629,13 +733,21 @@ mod shapes {
                     return Lookup::Slow;
                 }
             }
-            let compiled = c.compiled;
-            if let Some(shape) = find(c, o, hash) {
+            let full = c.compiled >= MAX_COMPILED;
+            if let Some(shape) = find(c, o, depth, inline, hash) {
                 if let Some(r) = shape.ctor {
-                    return Lookup::Ready(r);
+                    return Lookup::Ready(r, inline);
                 }
                 shape.seen = shape.seen.saturating_add(1);
-                return if shape.seen >= COMPILE_AFTER && compiled < MAX_COMPILED && !shape.refused { Lookup::Compile } else { Lookup::Slow };
+                if shape.seen < COMPILE_AFTER || shape.refused {
+                    return Lookup::Slow;
+                }
+                if full {
+                    drop_compiled(js, c);
+                    // This shape was dropped too: seen again from now on.
+                    return Lookup::Slow;
+                }
+                return Lookup::Compile(inline);
             }
             if c.pending >= MAX_PENDING {
                 c.by_hash.retain(|_, b| {
@@ -644,24 +756,24 @@ mod shapes {
                 });
                 c.pending = 0;
             }
-            let keys: Option<Vec<String>> = o.iter().map(|(k, _)| k.as_str().filter(|k| *k != "__proto__").map(str::to_owned)).collect();
-            if let Some(keys) = keys {
-                c.by_hash.entry(hash).or_default().push(Shape { keys, seen: 1, ctor: None, refused: false });
+            let mut slots = Vec::new();
+            if layout(o, depth, inline, &mut slots).is_some() {
+                c.by_hash.entry(hash).or_default().push(Shape { slots, inline, seen: 1, ctor: None, refused: false });
                 c.pending += 1;
             }
             Lookup::Slow
         });
-        let ctor = match found {
-            Lookup::Ready(r) => r,
+        let (ctor, inline) = match found {
+            Lookup::Ready(r, inline) => (r, inline),
             Lookup::Slow => return Ok(None),
-            Lookup::Compile => {
-                return match compile(js, o, hash) {
-                    Ok(f) => Ok(Some(f)),
+            Lookup::Compile(inline) => {
+                return match compile(js, o, depth, inline, hash) {
+                    Ok(f) => Ok(Some((f, inline))),
                     // A faster path is never a reason to fail: drop the
                     // engine's error and build this shape key by key.
                     Err(Pending) => {
                         js.take_exception()?;
-                        CACHE.with_borrow_mut(|c| find(c, o, hash).map(|shape| shape.refused = true));
+                        CACHE.with_borrow_mut(|c| find(c, o, depth, inline, hash).map(|shape| shape.refused = true));
                         Ok(None)
                     }
                 };
@@ -669,33 +781,53 @@ mod shapes {
         };
         let mut f = ptr::null_mut();
         js.check(unsafe { sys::napi_get_reference_value(js.env, ctor, &mut f) })?;
-        Ok((!f.is_null()).then_some(f))
+        Ok((!f.is_null()).then_some((f, inline)))
     }
 
-    fn compile(js: Js, o: &Object, hash: u64) -> JsResult<napi_value> {
-        let mut source = String::from("(function (");
-        for i in 0..o.len() {
-            source.push_str(if i == 0 { "a0" } else { ", a" });
-            if i > 0 {
-                source.push_str(&i.to_string());
+    fn drop_compiled(js: Js, c: &mut Cache) {
+        for shape in c.by_hash.drain().flat_map(|(_, shapes)| shapes) {
+            if let Some(r) = shape.ctor {
+                unsafe { sys::napi_delete_reference(js.env, r) };
             }
         }
-        source.push_str(") { return { ");
-        for (i, (k, _)) in o.iter().enumerate() {
+        c.compiled = 0;
+        c.pending = 0;
+    }
+
+    /// `{ "k": a0, "nested": { "x": a1 }, ... }`, numbering the values in
+    /// the order `ToJs::leaves` passes them.
+    fn write_literal(source: &mut String, o: &Object, depth: usize, inline: bool, next: &mut usize) {
+        source.push('{');
+        for (k, v) in o.iter() {
             // A JSON string literal is a JS string literal with the same value.
-            crate::json::write_string(&mut source, k);
-            source.push_str(": a");
-            source.push_str(&i.to_string());
-            source.push_str(", ");
+            crate::json::write_string(source, k);
+            source.push(':');
+            match inlined(v, depth, inline) {
+                Some(child) => write_literal(source, child, depth + 1, inline, next),
+                None => {
+                    source.push('a');
+                    source.push_str(&next.to_string());
+                    *next += 1;
+                }
+            }
+            source.push(',');
         }
-        source.push_str("}; })");
+        source.push('}');
+    }
+
+    fn compile(js: Js, o: &Object, depth: usize, inline: bool, hash: u64) -> JsResult<napi_value> {
+        let mut body = String::new();
+        let mut leaves = 0;
+        write_literal(&mut body, o, depth, inline, &mut leaves);
+        let params: Vec<String> = (0..leaves).map(|i| format!("a{i}")).collect();
+        let source = format!("(function ({}) {{ return {}; }})", params.join(", "), body);
         let src = js.string(&source)?;
         let mut f = ptr::null_mut();
         js.check(unsafe { sys::napi_run_script(js.env, src, &mut f) })?;
         let mut r = ptr::null_mut();
         js.check(unsafe { sys::napi_create_reference(js.env, f, 1, &mut r) })?;
         let kept = CACHE.with_borrow_mut(|c| {
-            let Some(shape) = find(c, o, hash) else { return false };
+            let Some(shape) = find(c, o, depth, inline, hash) else { return false };
             shape.ctor = Some(r);
             c.compiled += 1;
             c.pending = c.pending.saturating_sub(1);
@@ -707,9 +839,9 @@ mod shapes {
         Ok(f)
     }
 
-    /// The cached shape with `o`'s key list (`hash` is `o.shape_hash()`).
-    fn find<'c>(c: &'c mut Cache, o: &Object, hash: u64) -> Option<&'c mut Shape> {
-        c.by_hash.get_mut(&hash)?.iter_mut().find(|s| same_keys(&s.keys, o))
+    /// The cached shape with `o`'s layout (`hash` is its `layout_hash`).
+    fn find<'c>(c: &'c mut Cache, o: &Object, depth: usize, inline: bool, hash: u64) -> Option<&'c mut Shape> {
+        c.by_hash.get_mut(&hash)?.iter_mut().find(|s| s.inline == inline && same_layout(&s.slots, o, depth, inline).is_some_and(|rest| rest.is_empty()))
     }
 }
 
