@@ -447,8 +447,8 @@ function wAppend(impls) {
     `that + JSON.parse of the snapshot text, the object appendEvent returns, ${fmt(res.inPlaceObject)} µs).`);
   if (rust) {
     NOTES.push(`append floor from Rust (cargo test append_floor, same line and snapshot, medians of 7 x 1,500): journal append + in-place ` +
-      `rewrite ${fmt(rust.in_place_us)} µs; with this package's guarantees (flock on the journal, fstat before and after, ` +
-      `fstat + F_SETSIG + F_SETLEASE on the snapshot) ${fmt(rust.guarded_us)} µs; rendering those bytes from the model (the event's JSON, the line, ` +
+      `rewrite ${fmt(rust.in_place_us)} µs; with this package's guarantees, both files held open as between two appends (journal: flock, statx of its path, ` +
+      `write, fstat; snapshot: F_SETSIG + F_SETLEASE, fstat, pwrite, lease released; flock released) ${fmt(rust.guarded_us)} µs; rendering those bytes from the model (the event's JSON, the line, ` +
       `the pretty snapshot) ${fmt(rust.render_us)} µs. The floor column adds V8's JSON.parse of the returned snapshot's compact JSON (${fmt(res.objectOnly)} µs), the cheapest ` +
       `generic way JS has to build that object.`);
   }

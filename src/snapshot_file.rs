@@ -91,18 +91,21 @@ pub fn write_durable(path: &Path, snapshot: &Object, journal_bytes: i64, next_se
 }
 
 /// The snapshot file held open between writes. Opening and closing it costs
-/// a path lookup and a file allocation per append, about a tenth of one; a
-/// held descriptor is written only after the path is seen to still name its
-/// file, so a file renamed over it (by a store that could not rewrite in
-/// place) is reopened by path.
+/// a path lookup and a file allocation per append, about a tenth of one. A
+/// held descriptor is written only while its file is still linked: one
+/// renamed over (by a store that could not rewrite in place) or deleted is
+/// reopened by path. That check is an `fstat`, not a `stat` of the path
+/// (half the cost): the file is a cache, so one moved away whole would at
+/// worst be refreshed where it went while readers replay the journal, and
+/// the store drops it anyway once the journal's path names another file
+/// (as when the directory moved).
 pub struct OpenSnapshot {
     file: File,
-    id: platform::FileId,
 }
 
 enum InPlace {
     Written,
-    /// The path names another file now (or none).
+    /// The file is no longer linked where it was.
     Stale,
     /// Another process has the file open, or the new text is shorter.
     Refused,
@@ -110,18 +113,16 @@ enum InPlace {
 
 impl OpenSnapshot {
     fn open(path: &Path) -> Option<OpenSnapshot> {
-        let file = OpenOptions::new().write(true).open(path).ok()?;
-        let id = platform::FileId::of(&file.metadata().ok()?);
-        Some(OpenSnapshot { file, id })
+        Some(OpenSnapshot { file: OpenOptions::new().write(true).open(path).ok()? })
     }
 
     fn rewrite(&self, path: &Path, bytes: &[u8]) -> Result<InPlace, FsError> {
-        use std::os::unix::fs::FileExt;
+        use std::os::unix::fs::{FileExt, MetadataExt};
         let Ok(_lease) = platform::write_lease(&self.file) else { return Ok(InPlace::Refused) };
         // Under the lease nobody can open the file, so its size holds until
-        // the write is done; a rename over the path could still replace it.
-        let Ok(m) = fs::metadata(path) else { return Ok(InPlace::Stale) };
-        if platform::FileId::of(&m) != self.id {
+        // the write is done; a rename over it could still unlink it.
+        let m = self.file.metadata().at("fstat", path)?;
+        if m.nlink() == 0 {
             return Ok(InPlace::Stale);
         }
         // Bytes past the new end would stay: shrinking takes the rename.

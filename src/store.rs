@@ -130,6 +130,14 @@ struct HeldFiles {
     snapshot: Option<snapshot_file::OpenSnapshot>,
 }
 
+/// A session's journal, exclusively locked, with its metadata.
+enum Locked {
+    /// Through the descriptor held from the last append.
+    Held(LockedFile, fs::Metadata),
+    /// Opened by path; true when this call created the file.
+    Opened(LockedFile, fs::Metadata, bool),
+}
+
 impl HeldFiles {
     fn none(id: &str) -> HeldFiles {
         HeldFiles { id: id.to_owned(), journal: None, snapshot: None }
@@ -298,7 +306,15 @@ impl Store {
         let primary = self.journal_path(id);
         // Another session's files are closed here.
         let mut held = self.held.take().filter(|h| h.id == id).unwrap_or_else(|| HeldFiles::none(id));
-        let (file, meta, created) = self.lock_journal(id, &primary, held.journal.take())?;
+        let (file, meta, created) = match self.lock_journal(id, &primary, held.journal.take())? {
+            Locked::Held(file, meta) => (file, meta, false),
+            Locked::Opened(file, meta, created) => {
+                // Nothing held, or the journal's path names another file now:
+                // the directory may have moved, and the snapshot file with it.
+                held.snapshot = None;
+                (file, meta, created)
+            }
+        };
         let before = FileKey::from_meta(&primary, &meta);
         self.ensure_current(id, before.clone(), true, Locking::AlreadyExclusive, host)?;
         self.ensure_model(id, &before, Locking::AlreadyExclusive, host)?;
@@ -332,11 +348,11 @@ impl Store {
         Ok(self.view(id))
     }
 
-    /// The session's journal, exclusively locked, with its metadata and
-    /// whether this call created it. `held` is the descriptor kept from the
-    /// last append to it: used while the path still names its file (a
-    /// journal deleted, replaced or moved away is opened again by path).
-    fn lock_journal(&mut self, id: &str, primary: &Path, held: Option<(File, platform::FileId)>) -> Result<(LockedFile, fs::Metadata, bool), StoreError> {
+    /// The session's journal, exclusively locked. `held` is the descriptor
+    /// kept from the last append to it: used while the path still names its
+    /// file (a journal deleted, replaced or moved away is opened again by
+    /// path).
+    fn lock_journal(&mut self, id: &str, primary: &Path, held: Option<(File, platform::FileId)>) -> Result<Locked, StoreError> {
         let flock_error = |e: std::io::Error| FsError::new(&e, "flock", primary);
         if let Some((file, file_id)) = held {
             let locked = platform::lock_exclusive(file, primary).map_err(flock_error)?;
@@ -344,7 +360,7 @@ impl Store {
             // it is the one every other writer will lock too.
             if let Ok(meta) = fs::metadata(primary) {
                 if platform::FileId::of(&meta) == file_id {
-                    return Ok((locked, meta, false));
+                    return Ok(Locked::Held(locked, meta));
                 }
             }
         }
@@ -357,7 +373,7 @@ impl Store {
         };
         let locked = platform::lock_exclusive(file, primary).map_err(flock_error)?;
         let meta = locked.metadata().at("fstat", primary)?;
-        Ok((locked, meta, created))
+        Ok(Locked::Opened(locked, meta, created))
     }
 
     /// The old module copies a legacy journal into the primary directory on
@@ -893,12 +909,18 @@ mod tests {
         assert_snapshot_file_current(&mut store, "s", &host);
 
         // The whole sessions directory moved away and made again.
+        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":3}"#), None, &host).unwrap();
+        assert_eq!(descriptors_open_on(&store.snapshot_path("s")), 1, "held again");
         let moved = root.join("moved");
         fs::rename(&store.root_dir, &moved).unwrap();
+        let moved_snapshot = fs::read(moved.join("s.snapshot.json")).unwrap();
         mkdir_all(&store.root_dir).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":1}"#), None, &host).unwrap();
+        // Larger than the moved snapshot file, which could take it in place.
+        let padded = format!(r#"{{"type":"generate","id":"s","count":1,"pad":"{}"}}"#, "p".repeat(moved_snapshot.len()));
+        store.append("s", event(&padded), None, &host).unwrap();
+        assert_eq!(fs::read(moved.join("s.snapshot.json")).unwrap(), moved_snapshot, "the moved snapshot file is left alone");
         assert_eq!(fs::read_to_string(store.journal_path("s")).unwrap().lines().count(), 1);
-        assert_eq!(fs::read_to_string(moved.join("s.jsonl")).unwrap().lines().count(), 4, "the moved journal gets nothing more");
+        assert_eq!(fs::read_to_string(moved.join("s.jsonl")).unwrap().lines().count(), 5, "the moved journal gets nothing more");
         assert_snapshot_file_current(&mut store, "s", &host);
 
         // Another session's append closes the first one's files.
