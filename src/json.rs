@@ -531,6 +531,8 @@ fn write_object(out: &mut String, o: &Object, indent: Option<usize>, level: usiz
 pub fn write_string(out: &mut String, s: &JsStr) {
     out.push('"');
     match s {
+        // Interned keys are letters only (checked when the table is built).
+        JsStr::Static(key) => out.push_str(key),
         JsStr::Utf16(units) => write_escaped_utf16(out, units),
         text => write_escaped_utf8(out, text.as_str().unwrap_or_default()),
     }

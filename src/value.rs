@@ -357,6 +357,22 @@ const KNOWN_KEYS: [&str; BASE.len() + EVENT_KEYS.len()] = {
     all
 };
 
+/// Every known key is ASCII letters only, so the interned keys (the only
+/// `JsStr::Static` values) are JSON strings as they stand: written without
+/// an escape scan (`json::write_string`). The build fails otherwise.
+const _: () = {
+    let mut i = 0;
+    while i < KNOWN_KEYS.len() {
+        let b = KNOWN_KEYS[i].as_bytes();
+        let mut j = 0;
+        while j < b.len() {
+            assert!(b[j].is_ascii_alphabetic(), "a known key needs escaping in JSON");
+            j += 1;
+        }
+        i += 1;
+    }
+};
+
 /// Table over [`KNOWN_KEYS`] by [`hash_bytes`]: slot holds index + 1, 0 is
 /// empty. Built at compile time, and sized so that every known key has a
 /// slot of its own (the build fails otherwise): interning a parsed key then
