@@ -133,7 +133,7 @@ impl FileId {
 /// held, and lets a caller keep the file open between two locked sections.
 #[derive(Debug)]
 pub struct LockedFile {
-    /// Always `Some` until `unlock` or `release_on_close` takes it.
+    /// Always `Some` until `unlock` takes it.
     file: Option<File>,
 }
 
@@ -172,15 +172,7 @@ impl LockedFile {
     /// Releases the lock and keeps the file open.
     pub fn unlock(mut self) -> File {
         unlock(&self);
-        self.file.take().unwrap_or_else(|| unreachable!("taken only here or on close"))
-    }
-
-    /// Leaves the lock to be released by closing the file, which the kernel
-    /// does as part of `close`: one system call fewer on a path whose file is
-    /// closed right after. Only for a file with no duplicated descriptor,
-    /// since the lock lasts until every one of them is closed.
-    pub fn release_on_close(mut self) {
-        drop(self.file.take());
+        self.file.take().unwrap_or_else(|| unreachable!("taken only here"))
     }
 }
 
@@ -504,8 +496,7 @@ mod tests {
         };
         assert_eq!(busy, -1, "a, still open, is refused while b holds it");
         drop(again);
-        let a = lock_exclusive(a, &path).expect("lock a after b dropped its lock");
-        a.release_on_close();
+        drop(lock_exclusive(a, &path).expect("lock a after b dropped its lock"));
         let _ = std::fs::remove_file(&path);
     }
 

@@ -54,9 +54,9 @@ fn staging_path(path: &Path) -> PathBuf {
 }
 
 /// Writes the snapshot file. `open` is the descriptor kept from this
-/// process's last write of the same file, if any; it is used only while the
-/// path still names its file, and it holds the descriptor to keep for the
-/// next write when this returns.
+/// process's last write of the same file, if any (see [`OpenSnapshot`] for
+/// when it is used); it holds the descriptor to keep for the next write
+/// when this returns.
 pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64, open: &mut Option<OpenSnapshot>) -> Result<(), FsError> {
     let text = render(snapshot, journal_bytes, next_seq);
     if rewrite_in_place(path, text.as_bytes(), open)? {

@@ -292,6 +292,8 @@ impl Store {
                 result
             }
             other => {
+                // Another session's (or none): closed, as an append to this
+                // session would close them.
                 drop(other);
                 self.persist_snapshot(id, &mut None)
             }
