@@ -108,7 +108,11 @@ export interface LiveSessionStore {
   readonly rootDir: string
   /** `<root>/.impeccable-live/sessions` (read, and copied forward on first append) */
   readonly legacyRootDir: string
-  /** Journals the event (assigning `seq` and `ts`), applies it, refreshes the snapshot file, returns the new snapshot. */
+  /**
+   * Journals the event (assigning `seq` and `ts`), applies it, refreshes the snapshot file, returns the new snapshot.
+   * The session's journal and snapshot file stay open for 2 s after the last append, so a burst skips reopening them
+   * (`QUIVER_LIVE_NATIVE_HOLD_FILES_MS` sets the time; `0` closes them at once).
+   */
   appendEvent(event: LiveSessionEvent): LiveSessionSnapshot
   /** Whether a journal exists for the id in either directory (false for non-strings). Throws on an invalid id. */
   has(id: unknown): boolean
