@@ -5,8 +5,12 @@
 //     by running the reference) against require('../index.js').
 // (b) With QUIVER_REFERENCE_DIR set, runs fresh seeded sequences live against
 //     both implementations, plus cross-reading and mixed-store runs.
-//     DIFF_CASES (default 50 per tier) and DIFF_SEED (default: random, printed)
-//     tune it.
+//     DIFF_CASES (default 50 per tier) and DIFF_SEED tune it. The default
+//     seed is fixed: some adversarial sequences make the old module itself run
+//     out of JS heap (it does against a second copy of itself too, e.g.
+//     adversarial seed 1563369779), which aborts this whole file, so a random
+//     default made the suite fail about one run in eight. DIFF_SEED=random
+//     picks one (printed); `npm run fuzz` covers wider seed ranges.
 
 import test from 'node:test';
 
@@ -87,6 +91,9 @@ test('differential fixtures: the package reproduces the reference transcripts', 
   t.diagnostic(`${names.length} fixtures, ${ops} ops replayed`);
 });
 
+/** Seeds DEFAULT_LIVE_SEED.. +49 of both tiers: checked to stay within the old module's heap. */
+const DEFAULT_LIVE_SEED = 20261130;
+
 test('live differential against the reference (QUIVER_REFERENCE_DIR)', async (t) => {
   if (!process.env.QUIVER_REFERENCE_DIR) {
     const message = 'reference comparison skipped: QUIVER_REFERENCE_DIR not set';
@@ -109,9 +116,9 @@ test('live differential against the reference (QUIVER_REFERENCE_DIR)', async (t)
   });
 
   const cases = Number(process.env.DIFF_CASES ?? 50);
-  const base = process.env.DIFF_SEED !== undefined
-    ? Number(process.env.DIFF_SEED) >>> 0
-    : (Math.floor(Math.random() * 0x7fffffff) + 1000) >>> 0;
+  const base = process.env.DIFF_SEED === 'random'
+    ? (Math.floor(Math.random() * 0x7fffffff) + 1000) >>> 0
+    : Number(process.env.DIFF_SEED ?? DEFAULT_LIVE_SEED) >>> 0;
   const banner = `live differential: ${cases} sequences per tier from seed ${base} (reproduce with DIFF_SEED=${base} DIFF_CASES=${cases})`;
   console.log(banner);
   t.diagnostic(banner);
