@@ -554,7 +554,6 @@ impl ToJs<'_> {
 /// has been seen a few times, and the cache is bounded.
 mod shapes {
     use super::*;
-    use std::cell::RefCell;
     use std::collections::HashMap;
 
     /// A shape is compiled after this many sightings: compiling costs about as
@@ -615,27 +614,12 @@ mod shapes {
         }
     }
 
+    /// The shapes seen in one environment (kept in `env_cache`).
     #[derive(Default)]
-    struct Cache {
-        env: usize,
+    pub(super) struct Cache {
         by_hash: HashMap<u64, Vec<Shape>, std::hash::BuildHasherDefault<AlreadyHashed>>,
         compiled: usize,
         pending: usize,
-    }
-
-    thread_local! {
-        /// One cache per thread, for the Node-API environment running on it
-        /// (Node runs one per thread); emptied when that environment ends.
-        static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
-    }
-
-    unsafe extern "C" fn forget(env: *mut c_void) {
-        // The environment is going away and frees its references itself.
-        CACHE.with_borrow_mut(|c| {
-            if c.env == env as usize {
-                *c = Cache::default();
-            }
-        });
     }
 
     /// A key a literal can hold: text with a UTF-8 form that is not
@@ -724,15 +708,8 @@ mod shapes {
             }
             hash = layout_hash(o, depth, false).0;
         }
-        let env = js.env as usize;
-        let found = CACHE.with_borrow_mut(|c| {
-            if c.env != env {
-                *c = Cache { env, ..Cache::default() };
-                if unsafe { sys::napi_add_env_cleanup_hook(js.env, Some(forget), js.env.cast()) } != sys::Status::napi_ok {
-                    c.env = 0;
-                    return Lookup::Slow;
-                }
-            }
+        let found = env_cache::with(js, |caches| {
+            let c = &mut caches.shapes;
             let full = c.compiled >= MAX_COMPILED;
             if let Some(shape) = find(c, o, depth, inline, hash) {
                 if let Some(r) = shape.ctor {
@@ -762,7 +739,8 @@ mod shapes {
                 c.pending += 1;
             }
             Lookup::Slow
-        });
+        })
+        .unwrap_or(Lookup::Slow);
         let (ctor, inline) = match found {
             Lookup::Ready(r, inline) => (r, inline),
             Lookup::Slow => return Ok(None),
@@ -773,7 +751,7 @@ mod shapes {
                     // engine's error and build this shape key by key.
                     Err(Pending) => {
                         js.take_exception()?;
-                        CACHE.with_borrow_mut(|c| find(c, o, depth, inline, hash).map(|shape| shape.refused = true));
+                        env_cache::with(js, |c| find(&mut c.shapes, o, depth, inline, hash).map(|shape| shape.refused = true));
                         Ok(None)
                     }
                 };
@@ -821,19 +799,16 @@ mod shapes {
         write_literal(&mut body, o, depth, inline, &mut leaves);
         let params: Vec<String> = (0..leaves).map(|i| format!("a{i}")).collect();
         let source = format!("(function ({}) {{ return {}; }})", params.join(", "), body);
-        let src = js.string(&source)?;
-        let mut f = ptr::null_mut();
-        js.check(unsafe { sys::napi_run_script(js.env, src, &mut f) })?;
-        let mut r = ptr::null_mut();
-        js.check(unsafe { sys::napi_create_reference(js.env, f, 1, &mut r) })?;
-        let kept = CACHE.with_borrow_mut(|c| {
+        let (f, r) = env_cache::compile(js, &source)?;
+        let kept = env_cache::with(js, |caches| {
+            let c = &mut caches.shapes;
             let Some(shape) = find(c, o, depth, inline, hash) else { return false };
             shape.ctor = Some(r);
             c.compiled += 1;
             c.pending = c.pending.saturating_sub(1);
             true
         });
-        if !kept {
+        if kept != Some(true) {
             unsafe { sys::napi_delete_reference(js.env, r) };
         }
         Ok(f)
@@ -850,45 +825,22 @@ mod shapes {
 /// done through Node-API (each key a new string to internalize).
 mod compiled {
     use super::*;
-    use std::cell::RefCell;
 
     pub(super) const DATE_NOW: &str = "(function () { return Date.now(); })";
     pub(super) const NEW_DATE_TIME: &str = "(function () { return new Date().getTime(); })";
     pub(super) const NEW_DATE_ISO: &str = "(function () { return new Date().toISOString(); })";
 
-    #[derive(Default)]
-    struct Cache {
-        env: usize,
-        functions: Vec<(&'static str, sys::napi_ref)>,
-    }
+    /// The functions compiled in one environment (kept in `env_cache`).
+    pub(super) type Cache = Vec<(&'static str, sys::napi_ref)>;
 
-    thread_local! {
-        /// As for shapes: one cache per thread, for the environment on it.
-        static CACHE: RefCell<Cache> = RefCell::new(Cache::default());
-    }
-
-    unsafe extern "C" fn forget(env: *mut c_void) {
-        // The environment is going away and frees its references itself.
-        CACHE.with_borrow_mut(|c| {
-            if c.env == env as usize {
-                *c = Cache::default();
-            }
-        });
+    /// Calls the function `source` evaluates to, without arguments.
+    pub(super) fn call(js: Js, source: &'static str) -> JsResult<napi_value> {
+        js.call(js.undefined()?, function(js, source)?, &[])
     }
 
     /// The function `source` evaluates to, compiled on first use.
-    pub(super) fn function(js: Js, source: &'static str) -> JsResult<napi_value> {
-        let env = js.env as usize;
-        let held = CACHE.with_borrow_mut(|c| {
-            if c.env != env {
-                *c = Cache { env, ..Cache::default() };
-                if unsafe { sys::napi_add_env_cleanup_hook(js.env, Some(forget), js.env.cast()) } != sys::Status::napi_ok {
-                    // Without the hook nothing may outlive this call.
-                    c.env = 0;
-                }
-            }
-            c.functions.iter().find(|(s, _)| *s == source).map(|&(_, r)| r)
-        });
+    fn function(js: Js, source: &'static str) -> JsResult<napi_value> {
+        let held = env_cache::with(js, |c| c.functions.iter().find(|(s, _)| *s == source).map(|&(_, r)| r)).flatten();
         if let Some(r) = held {
             let mut f = ptr::null_mut();
             js.check(unsafe { sys::napi_get_reference_value(js.env, r, &mut f) })?;
@@ -896,22 +848,69 @@ mod compiled {
                 return Ok(f);
             }
         }
+        let (f, r) = env_cache::compile(js, source)?;
+        let kept = env_cache::with(js, |c| {
+            c.functions.retain(|(s, _)| *s != source);
+            c.functions.push((source, r));
+        });
+        if kept.is_none() {
+            unsafe { sys::napi_delete_reference(js.env, r) };
+        }
+        Ok(f)
+    }
+}
+
+/// What this crate compiles once and holds by reference (object literals,
+/// small functions), kept per thread for the Node-API environment running on
+/// it (Node runs one per thread) and emptied when that environment ends: its
+/// references end with it.
+mod env_cache {
+    use super::*;
+    use std::cell::RefCell;
+
+    #[derive(Default)]
+    pub(super) struct Caches {
+        env: usize,
+        pub(super) shapes: shapes::Cache,
+        pub(super) functions: compiled::Cache,
+    }
+
+    thread_local! {
+        static CACHES: RefCell<Caches> = RefCell::new(Caches::default());
+    }
+
+    unsafe extern "C" fn forget(env: *mut c_void) {
+        // The environment is going away and frees its references itself.
+        CACHES.with_borrow_mut(|c| {
+            if c.env == env as usize {
+                *c = Caches::default();
+            }
+        });
+    }
+
+    /// Runs `f` on the caches of `js`'s environment; `None` (and nothing may
+    /// be kept) when the environment refuses the hook that would empty them.
+    pub(super) fn with<R>(js: Js, f: impl FnOnce(&mut Caches) -> R) -> Option<R> {
+        let env = js.env as usize;
+        CACHES.with_borrow_mut(|c| {
+            if c.env != env {
+                *c = Caches::default();
+                if unsafe { sys::napi_add_env_cleanup_hook(js.env, Some(forget), js.env.cast()) } != sys::Status::napi_ok {
+                    return None;
+                }
+                c.env = env;
+            }
+            Some(f(c))
+        })
+    }
+
+    /// The value of the script `source`, with a strong reference to it.
+    pub(super) fn compile(js: Js, source: &str) -> JsResult<(napi_value, sys::napi_ref)> {
         let mut f = ptr::null_mut();
         js.check(unsafe { sys::napi_run_script(js.env, js.string(source)?, &mut f) })?;
         let mut r = ptr::null_mut();
         js.check(unsafe { sys::napi_create_reference(js.env, f, 1, &mut r) })?;
-        let kept = CACHE.with_borrow_mut(|c| {
-            if c.env != env {
-                return false;
-            }
-            c.functions.retain(|(s, _)| *s != source);
-            c.functions.push((source, r));
-            true
-        });
-        if !kept {
-            unsafe { sys::napi_delete_reference(js.env, r) };
-        }
-        Ok(f)
+        Ok((f, r))
     }
 }
 
@@ -925,8 +924,7 @@ impl Host for NodeHost {
         let js = self.js;
         // `Date` is looked up when the function runs, so a test's fake clock
         // (a replaced `Date` or `Date.now`) is the one read.
-        let date_now = || js.call(js.undefined()?, compiled::function(js, compiled::DATE_NOW)?, &[]);
-        date_now().and_then(|v| js.to_f64(v)).unwrap_or_else(|_| {
+        compiled::call(js, compiled::DATE_NOW).and_then(|v| js.to_f64(v)).unwrap_or_else(|_| {
             let _ = js.take_exception();
             crate::platform::now_ms()
         })
@@ -939,14 +937,13 @@ impl Host for NodeHost {
         // them as it would there, and a replaced `Date.now` alone does not,
         // there either. Its time is formatted here (a string made by V8 and
         // copied out costs more than the number) when it is an ordinary one.
-        let call = |source| js.call(js.undefined()?, compiled::function(js, source)?, &[]);
-        let ms = call(compiled::NEW_DATE_TIME).and_then(|v| js.to_f64(v)).ok()?;
+        let ms = compiled::call(js, compiled::NEW_DATE_TIME).and_then(|v| js.to_f64(v)).ok()?;
         if (0.0..=crate::jsdate::MAX_FOUR_DIGIT_YEAR_MS).contains(&ms) {
             return Some(crate::jsdate::iso_string(ms));
         }
         // Years outside 0000-9999 (V8 writes six digits and a sign), or an
         // invalid date (V8 throws a RangeError, left pending).
-        Some(call(compiled::NEW_DATE_ISO).and_then(|v| js.to_js_str(v)).ok()?.to_lossy())
+        Some(compiled::call(js, compiled::NEW_DATE_ISO).and_then(|v| js.to_js_str(v)).ok()?.to_lossy())
     }
 
     fn date_parse_fallback(&self, s: &JsStr) -> f64 {

@@ -67,15 +67,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 trait Expire: Send + Sync {
-    /// Drops the value if it is idle; false once the slot is empty (the
-    /// reaper stops watching it).
-    fn expire(&self, now: Instant) -> bool;
+    /// Drops the value if it has been idle at `now` (whatever its age when
+    /// `now` is `None`); false once the slot is empty (the reaper stops
+    /// watching it).
+    fn expire(&self, now: Option<Instant>) -> bool;
 }
 
 impl<T: Send> Expire for Shared<T> {
-    fn expire(&self, now: Instant) -> bool {
+    fn expire(&self, now: Option<Instant>) -> bool {
         let mut slot = lock(&self.slot);
-        if slot.as_ref().is_some_and(|(_, used, idle)| now.duration_since(*used) >= *idle) {
+        if slot.as_ref().is_some_and(|(_, used, idle)| now.is_none_or(|now| now.duration_since(*used) >= *idle)) {
             *slot = None;
         }
         let held = slot.is_some();
@@ -108,7 +109,7 @@ fn watch(slot: Weak<dyn Expire>) {
         let slots = std::mem::take(&mut reaper.watched);
         drop(reaper);
         for s in slots.iter().filter_map(Weak::upgrade) {
-            s.expire(Instant::now() + Duration::from_secs(86_400 * 365));
+            s.expire(None);
         }
     }
 }
@@ -118,7 +119,7 @@ fn reap() {
         std::thread::sleep(TICK);
         let mut reaper = lock(&REAPER);
         let now = Instant::now();
-        reaper.watched.retain(|w| w.upgrade().is_some_and(|s| s.expire(now)));
+        reaper.watched.retain(|w| w.upgrade().is_some_and(|s| s.expire(Some(now))));
         if reaper.watched.is_empty() {
             reaper.running = false;
             return;
