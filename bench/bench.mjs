@@ -566,7 +566,7 @@ function wReplay(impls) {
  */
 function cargoProbe(name, env, keys) {
   log(`${name}: cargo test --release --lib ${name} (builds the test binary on first use) ...`);
-  const r = spawnSync('cargo', ['test', '--release', '--lib', name, '--', '--ignored', '--nocapture', '--test-threads=1'], {
+  const r = spawnSync('cargo', ['test', '--release', '-p', 'quiver-live-core', '--lib', name, '--', '--ignored', '--nocapture', '--test-threads=1'], {
     cwd: PACKAGE_DIR, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 1 << 24,
   });
   // libtest prints "test <path> ... " on the same line before the probe's own output.

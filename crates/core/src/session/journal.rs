@@ -15,14 +15,14 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::fs_error::{Context, FsError};
-use crate::json;
-use crate::platform;
-use crate::read_ahead;
-use crate::lazy_record::{self, LazyLine};
-use crate::deferred::Deferred;
-use crate::reducer::{apply_entry_deferring, base_snapshot, entry_seq, obj, Host, Record};
-use crate::value::{js_trim_is_empty, JsStr, Object, Value};
+use crate::error::{Context, FsError};
+use crate::js::json;
+use crate::sys;
+use crate::session::read_ahead;
+use crate::session::record::{self, LazyLine};
+use crate::session::deferred::Deferred;
+use crate::session::reducer::{apply_entry_deferring, base_snapshot, entry_seq, obj, Host, Record};
+use crate::js::value::{js_trim_is_empty, JsStr, Object, Value};
 
 /// How many bytes before the end of a replayed prefix are kept to check, on
 /// the next read, that the prefix is still the same file content.
@@ -151,7 +151,7 @@ impl Replay {
     fn consume(&mut self, reader: &mut impl BufRead, host: &dyn Host) -> io::Result<()> {
         let mut deferred = Deferred::default();
         let mut buf = Vec::new();
-        let mut scratch = lazy_record::Scratch::default();
+        let mut scratch = record::Scratch::default();
         let read = (|| {
             while let Some(raw) = RawLine::read(reader, &mut buf)? {
                 let body = &buf[..raw.body_len];
@@ -170,7 +170,7 @@ impl Replay {
     /// as `consume` applies it.
     fn consume_read_ahead(&mut self, file: &File, chunk: usize, host: &dyn Host) -> io::Result<()> {
         let mut deferred = Deferred::default();
-        let mut scratch = lazy_record::Scratch::default();
+        let mut scratch = record::Scratch::default();
         let read = read_ahead::for_each_batch(file, chunk, |batch| {
             for line in &batch.lines {
                 let lazy = if batch.skimmed {
@@ -299,14 +299,14 @@ pub enum Locking {
 
 /// The journal opened for reading, with the shared lock when asked for;
 /// `None` when it does not exist.
-fn open_for_replay(path: &Path, locking: Locking) -> Result<Option<(File, Option<platform::SharedLock>)>, FsError> {
+fn open_for_replay(path: &Path, locking: Locking) -> Result<Option<(File, Option<sys::SharedLock>)>, FsError> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(FsError::new(&e, "open", path)),
     };
     let shared = match locking {
-        Locking::TakeShared => platform::lock_shared_for(&file, READER_PATIENCE_MS),
+        Locking::TakeShared => sys::lock_shared_for(&file, READER_PATIENCE_MS),
         Locking::AlreadyExclusive => None,
     };
     Ok(Some((file, shared)))
@@ -369,7 +369,7 @@ pub fn ends_with_newline(file: &File, size: u64) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reducer::tests::TestHost;
+    use crate::session::reducer::tests::TestHost;
     use std::io::Write;
 
     /// Replays `lines` as a journal file (the way a replay reads, field by
@@ -683,7 +683,7 @@ mod tests {
         median_us(iters, entries.len(), || {
             let mut snapshot = base_snapshot(&JsStr::from("s"));
             for e in &entries {
-                let _ = crate::reducer::apply_event(&mut snapshot, e, &host);
+                let _ = crate::session::reducer::apply_event(&mut snapshot, e, &host);
             }
             std::hint::black_box(snapshot);
         })

@@ -12,10 +12,10 @@ use std::ptr;
 use napi::sys;
 use napi::sys::{napi_env, napi_value};
 
-use crate::fs_error::FsError;
-use crate::reducer::Host;
-use crate::store::StoreError;
-use crate::value::{JsStr, Object, Value};
+use quiver_live_core::error::FsError;
+use quiver_live_core::session::reducer::Host;
+use quiver_live_core::session::store::StoreError;
+use quiver_live_core::js::value::{JsStr, Object, Value};
 
 /// A JavaScript exception is pending; unwind to the boundary and let it fly.
 #[derive(Debug)]
@@ -429,7 +429,7 @@ impl Walker<'_> {
                 return Ok(Value::Undefined);
             }
             let text = self.js.to_js_str(text)?.to_lossy();
-            return Ok(crate::json::parse(&text).unwrap_or(Value::Undefined));
+            return Ok(quiver_live_core::js::json::parse(&text).unwrap_or(Value::Undefined));
         }
         if self.js.is_array(v)? {
             let len = self.js.array_len(v)?;
@@ -778,7 +778,7 @@ mod shapes {
         source.push('{');
         for (k, v) in o.iter() {
             // A JSON string literal is a JS string literal with the same value.
-            crate::json::write_string(source, k);
+            quiver_live_core::js::json::write_string(source, k);
             source.push(':');
             match inlined(v, depth, inline) {
                 Some(child) => write_literal(source, child, depth + 1, inline, next),
@@ -926,7 +926,7 @@ impl Host for NodeHost {
         // (a replaced `Date` or `Date.now`) is the one read.
         compiled::call(js, compiled::DATE_NOW).and_then(|v| js.to_f64(v)).unwrap_or_else(|_| {
             let _ = js.take_exception();
-            crate::platform::now_ms()
+            quiver_live_core::sys::now_ms()
         })
     }
 
@@ -938,8 +938,8 @@ impl Host for NodeHost {
         // there either. Its time is formatted here (a string made by V8 and
         // copied out costs more than the number) when it is an ordinary one.
         let ms = compiled::call(js, compiled::NEW_DATE_TIME).and_then(|v| js.to_f64(v)).ok()?;
-        if (0.0..=crate::jsdate::MAX_FOUR_DIGIT_YEAR_MS).contains(&ms) {
-            return Some(crate::jsdate::iso_string(ms));
+        if (0.0..=quiver_live_core::js::date::MAX_FOUR_DIGIT_YEAR_MS).contains(&ms) {
+            return Some(quiver_live_core::js::date::iso_string(ms));
         }
         // Years outside 0000-9999 (V8 writes six digits and a sign), or an
         // invalid date (V8 throws a RangeError, left pending).

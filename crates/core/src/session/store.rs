@@ -17,14 +17,14 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::fs_error::{Context, FsError};
-use crate::journal::{self, Locking, Replay};
-use crate::json;
-use crate::linger::Lingering;
-use crate::platform::{self, LockedFile};
-use crate::reducer::{apply_event, entry_seq, Host};
-use crate::snapshot_file::{self, Snapshot};
-use crate::value::{JsStr, Object, Value};
+use crate::error::{Context, FsError};
+use crate::session::journal::{self, Locking, Replay};
+use crate::js::json;
+use crate::session::linger::Lingering;
+use crate::sys::{self, LockedFile};
+use crate::session::reducer::{apply_event, entry_seq, Host};
+use crate::session::snapshot_file::{self, Snapshot};
+use crate::js::value::{JsStr, Object, Value};
 
 #[derive(Debug)]
 pub enum StoreError {
@@ -126,7 +126,7 @@ struct Session {
 /// (see `linger`: why open files must not outlive a burst of appends).
 struct HeldFiles {
     id: String,
-    journal: Option<(File, platform::FileId)>,
+    journal: Option<(File, sys::FileId)>,
     snapshot: Option<snapshot_file::OpenSnapshot>,
 }
 
@@ -345,7 +345,7 @@ impl Store {
             self.ensure_current(id, after, false, Locking::AlreadyExclusive, host)?;
         }
         self.persist_snapshot(id, &mut held.snapshot)?;
-        held.journal = Some((file.unlock(), platform::FileId::of(&meta)));
+        held.journal = Some((file.unlock(), sys::FileId::of(&meta)));
         self.held.put(held);
         Ok(self.view(id))
     }
@@ -354,14 +354,14 @@ impl Store {
     /// kept from the last append to it: used while the path still names its
     /// file (a journal deleted, replaced or moved away is opened again by
     /// path).
-    fn lock_journal(&mut self, id: &str, primary: &Path, held: Option<(File, platform::FileId)>) -> Result<Locked, StoreError> {
+    fn lock_journal(&mut self, id: &str, primary: &Path, held: Option<(File, sys::FileId)>) -> Result<Locked, StoreError> {
         let flock_error = |e: std::io::Error| FsError::new(&e, "flock", primary);
         if let Some((file, file_id)) = held {
-            let locked = platform::lock_exclusive(file, primary).map_err(flock_error)?;
+            let locked = sys::lock_exclusive(file, primary).map_err(flock_error)?;
             // The lock is taken first: the file the path names once we hold
             // it is the one every other writer will lock too.
             if let Ok(meta) = fs::metadata(primary) {
-                if platform::FileId::of(&meta) == file_id {
+                if sys::FileId::of(&meta) == file_id {
                     return Ok(Locked::Held(locked, meta));
                 }
             }
@@ -373,7 +373,7 @@ impl Store {
                 open_journal(primary)?
             }
         };
-        let locked = platform::lock_exclusive(file, primary).map_err(flock_error)?;
+        let locked = sys::lock_exclusive(file, primary).map_err(flock_error)?;
         let meta = locked.metadata().at("fstat", primary)?;
         Ok(Locked::Opened(locked, meta, created))
     }
@@ -477,10 +477,10 @@ impl Store {
     /// `readable_journal_key` through already open directories.
     fn key_at(&self, id: &str, primary: Option<&File>, legacy: Option<&File>) -> FileKey {
         let name = format!("{}.jsonl", id);
-        if let Some(Ok((size, mtime_ns))) = primary.map(|d| platform::stat_at(d, &name)) {
+        if let Some(Ok((size, mtime_ns))) = primary.map(|d| sys::stat_at(d, &name)) {
             return FileKey { path: self.journal_path(id), size: size as i64, mtime_ns };
         }
-        if let Some(Ok((size, mtime_ns))) = legacy.map(|d| platform::stat_at(d, &name)) {
+        if let Some(Ok((size, mtime_ns))) = legacy.map(|d| sys::stat_at(d, &name)) {
             return FileKey { path: self.legacy_journal_path(id), size: size as i64, mtime_ns };
         }
         self.readable_journal_key(id)
@@ -702,7 +702,7 @@ pub fn mkdir_all(dir: &Path) -> Result<(), FsError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reducer::tests::TestHost;
+    use crate::session::reducer::tests::TestHost;
 
     fn temp_root(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("qln-store-{}-{}", name, std::process::id()));
@@ -1029,7 +1029,7 @@ mod tests {
         let mut held_journal = open_existing_journal(&journal).unwrap();
         let mut held_snapshot = None;
         let guarded = median(&mut || {
-            let file = platform::lock_exclusive(held_journal.take().unwrap(), &journal).unwrap();
+            let file = sys::lock_exclusive(held_journal.take().unwrap(), &journal).unwrap();
             let before = fs::metadata(&journal).unwrap().len();
             write_line(&file, &journal, &line, before).unwrap();
             std::hint::black_box(file.metadata().unwrap());

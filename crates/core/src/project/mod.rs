@@ -16,8 +16,8 @@
 //! what its (non-`u`) glob regex matches: a JSON pattern may hold a lone
 //! surrogate, and that matches half of an astral character in a dir name.
 
-use crate::json;
-use crate::value::Value;
+use crate::js::json;
+use crate::js::value::Value;
 use std::ffi::OsStr;
 use std::fmt;
 use std::fs;
@@ -1159,7 +1159,7 @@ mod tests {
     #[test]
     fn fixture_cases_match_the_reference() {
         let default =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("__test__/fixtures/project-roots.json");
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../__test__/fixtures/project-roots.json");
         let path = std::env::var_os("QUIVER_PROJECT_ROOTS_FIXTURE").map_or(default, PathBuf::from);
         let text = fs::read_to_string(&path).expect("fixture file");
         let cases: Vec<serde_json::Value> = serde_json::from_str(&text).expect("fixture JSON");

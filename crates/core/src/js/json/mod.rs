@@ -7,8 +7,11 @@
 //! surrogates are escaped as `\udxxx`. Byte-identical output is what lets a JS
 //! process and a native one share a sessions directory.
 
-use crate::byte_scan::{self, zero_flags, ByteSet, ONES};
-use crate::value::{key_hash, number_to_string, JsStr, Object, Value};
+pub mod byte_scan;
+pub mod skim;
+
+use crate::js::json::byte_scan::{zero_flags, ByteSet, ONES};
+use crate::js::value::{key_hash, number_to_string, JsStr, Object, Value};
 
 /// Nesting deeper than this is refused. V8's own `JSON.stringify` fails near
 /// 4,200 levels on Node 20, so no line the old module could write comes near
@@ -587,7 +590,7 @@ mod tests {
         for n in [1.0, -1.0, 9.0, 10.0, -10.0, 1234567.0, 9_007_199_254_740_991.0, -9_007_199_254_740_991.0, 0.0, -0.0, 0.5, 1e21, 9_007_199_254_740_992.0, f64::NAN] {
             let mut out = String::new();
             write_number(&mut out, n);
-            let want = if n.is_finite() { crate::value::number_to_string(n) } else { "null".to_owned() };
+            let want = if n.is_finite() { crate::js::value::number_to_string(n) } else { "null".to_owned() };
             assert_eq!(out, want, "{n}");
         }
     }

@@ -22,10 +22,10 @@
 //!   spread and the reducer's token removal; the full parser for the plan),
 //!   so the result is the same object, key order and escapes included.
 
-use crate::json;
-use crate::lazy_record::object_of;
-use crate::reducer::without_token;
-use crate::value::{Object, Value};
+use crate::js::json;
+use crate::session::record::object_of;
+use crate::session::reducer::without_token;
+use crate::js::value::{Object, Value};
 
 /// Placeholders: handles no host value ever gets (a replay reads JSON, which
 /// holds no host values, and appends number theirs from 0 per call).

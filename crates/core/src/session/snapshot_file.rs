@@ -6,7 +6,7 @@
 //! append-only, so an equal size means no event landed since it was written.
 //! Readers in other processes must see the old file or the new one, never a
 //! mix. The cheap way that guarantees it is an in-place rewrite under a write
-//! lease (see `platform::write_lease`): granted only when nobody has the file
+//! lease (see `sys::write_lease`): granted only when nobody has the file
 //! open, and holding off any open until the write is done. When the lease is
 //! refused (a reader has the file open), the file must shrink (which would
 //! take a second syscall), or leases are unavailable, the new text goes to a
@@ -16,11 +16,11 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::fs_error::{Context, FsError};
-use crate::json;
-use crate::platform;
-use crate::reducer::base_snapshot;
-use crate::value::{is_integer, JsStr, Object, Value};
+use crate::error::{Context, FsError};
+use crate::js::json;
+use crate::sys;
+use crate::session::reducer::base_snapshot;
+use crate::js::value::{is_integer, JsStr, Object, Value};
 
 const META_JOURNAL_BYTES: &str = "__journalBytes";
 const META_NEXT_SEQ: &str = "__nextSeq";
@@ -118,7 +118,7 @@ impl OpenSnapshot {
 
     fn rewrite(&self, path: &Path, bytes: &[u8]) -> Result<InPlace, FsError> {
         use std::os::unix::fs::{FileExt, MetadataExt};
-        let Ok(_lease) = platform::write_lease(&self.file) else { return Ok(InPlace::Refused) };
+        let Ok(_lease) = sys::write_lease(&self.file) else { return Ok(InPlace::Refused) };
         // Under the lease nobody can open the file, so its size holds until
         // the write is done; a rename over it could still unlink it.
         let m = self.file.metadata().at("fstat", path)?;
@@ -180,7 +180,7 @@ pub struct SnapshotText {
 impl Snapshot {
     pub fn is_completed(&self) -> bool {
         match self {
-            Snapshot::Model(o) => crate::reducer::is_completed(o.get("phase").unwrap_or(&crate::value::UNDEFINED)),
+            Snapshot::Model(o) => crate::session::reducer::is_completed(o.get("phase").unwrap_or(&crate::js::value::UNDEFINED)),
             Snapshot::Text(t) => t.completed,
         }
     }
@@ -204,7 +204,7 @@ impl Snapshot {
 /// with its `__nextSeq`. `None` sends the caller to replay.
 pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Snapshot, f64)> {
     READ_BUFFER.with_borrow_mut(|bytes| {
-        platform::read_file_into(path, bytes).ok()?;
+        sys::read_file_into(path, bytes).ok()?;
         let parsed = match std::str::from_utf8(bytes).ok().and_then(|text| skim_canonical(text, id, journal_bytes)) {
             Some((text, next_seq)) => Some((Snapshot::Text(text), next_seq)),
             None => parse_over_base(bytes, id, journal_bytes).map(|(o, n)| (Snapshot::Model(o), n)),
@@ -231,14 +231,14 @@ thread_local! {
 /// `__proto__` key anywhere, which a JS object treats specially) takes the
 /// full parser.
 fn skim_canonical(text: &str, id: &JsStr, journal_bytes: u64) -> Option<(SnapshotText, f64)> {
-    let members = crate::json_skim::top_level_members(text)?;
-    let keys = crate::reducer::BASE_KEYS;
+    let members = crate::js::json::skim::top_level_members(text)?;
+    let keys = crate::session::reducer::BASE_KEYS;
     let n = members.len();
     if n < keys.len() + 2 || text.contains("__proto__") {
         return None;
     }
     let (snapshot, meta) = members.split_at(n - 2);
-    let value = |m: &crate::json_skim::Member| &text[m.value.clone()];
+    let value = |m: &crate::js::json::skim::Member| &text[m.value.clone()];
     let starts_with_base = snapshot.iter().zip(keys.iter()).all(|(m, want)| m.key == *want);
     if !starts_with_base || meta[0].key != META_JOURNAL_BYTES || meta[1].key != META_NEXT_SEQ {
         return None;
@@ -263,7 +263,7 @@ fn skim_canonical(text: &str, id: &JsStr, journal_bytes: u64) -> Option<(Snapsho
     }
     let phase = value(&snapshot[1]);
     let completed = match plain_string(phase) {
-        Some(p) => crate::reducer::COMPLETED_PHASES.contains(&p),
+        Some(p) => crate::session::reducer::COMPLETED_PHASES.contains(&p),
         None if phase.starts_with('"') => return None,
         None => false,
     };
@@ -304,7 +304,7 @@ fn parse_over_base(bytes: &[u8], id: &JsStr, journal_bytes: u64) -> Option<(Obje
 /// starts with exactly the base keys, in order, and then the merge is the
 /// parsed object itself.
 fn over_base(id: &JsStr, parsed: Object) -> Object {
-    let keys = crate::reducer::BASE_KEYS;
+    let keys = crate::session::reducer::BASE_KEYS;
     let starts_with_base = parsed.len() >= keys.len() && parsed.iter().zip(keys.iter()).all(|((k, _), want)| k.eq_str(want));
     if starts_with_base {
         return parsed;

@@ -21,9 +21,9 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use crate::byte_scan::{self, zero_flags, ByteSet, ONES};
-use crate::json_skim::{members_with_nested, MemberSpan};
-use crate::platform;
+use crate::js::json::byte_scan::{self, zero_flags, ByteSet, ONES};
+use crate::js::json::skim::{members_with_nested, MemberSpan};
+use crate::sys;
 
 /// Bytes read per batch: about 250 journal lines, so the batches in flight
 /// stay in cache and the applying thread starts soon. Measured on a 20,000
@@ -176,7 +176,7 @@ fn produce<R: Read>(source: &Mutex<Source<R>>, chunk: usize, caller_cpu: &Atomic
     let mut skim = Skim::default();
     let mut sharing = 0;
     loop {
-        sharing = match platform::current_cpu() {
+        sharing = match sys::current_cpu() {
             Some(cpu) if cpu == caller_cpu.load(Ordering::Relaxed) => sharing + 1,
             _ => 0,
         };
@@ -220,7 +220,7 @@ fn apply_in_order<R: Read>(
             let (_, batch) = ahead.swap_remove(at);
             // The last batch taken may hold nothing (the file ended at a newline).
             if !batch.lines.is_empty() {
-                caller_cpu.store(platform::current_cpu().unwrap_or(usize::MAX), Ordering::Relaxed);
+                caller_cpu.store(sys::current_cpu().unwrap_or(usize::MAX), Ordering::Relaxed);
                 apply(&batch);
             }
             next += 1;

@@ -346,7 +346,7 @@ const EVENT_KEYS: [&str; 23] = [
     "carbonize",
 ];
 
-const BASE: [&str; 32] = crate::reducer::BASE_KEYS;
+const BASE: [&str; 32] = crate::session::reducer::BASE_KEYS;
 const KNOWN_KEYS: [&str; BASE.len() + EVENT_KEYS.len()] = {
     let mut all = [""; BASE.len() + EVENT_KEYS.len()];
     let mut i = 0;

@@ -17,10 +17,10 @@
 
 use std::cell::OnceCell;
 
-use crate::json;
-use crate::json_skim::{members_with_nested, MemberSpan};
-use crate::reducer::Record;
-use crate::value::{Object, Value, UNDEFINED};
+use crate::js::json;
+use crate::js::json::skim::{members_with_nested, MemberSpan};
+use crate::session::reducer::Record;
+use crate::js::value::{Object, Value, UNDEFINED};
 
 /// Member lists reused from line to line, so a replay allocates them once.
 #[derive(Default)]
@@ -74,7 +74,7 @@ impl<'a, 's> LazyLine<'a, 's> {
     }
 
     /// The line over the members in `scratch`, which must be those
-    /// `json_skim::members_with_nested` found in this very line.
+    /// `skim::members_with_nested` found in this very line.
     pub fn assemble(line: &'a str, scratch: &'s mut Scratch) -> Option<LazyLine<'a, 's>> {
         reset(&mut scratch.entry_values, scratch.entry.len());
         reset(&mut scratch.event_values, scratch.event.len());

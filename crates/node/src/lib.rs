@@ -11,24 +11,7 @@
 // them in Rust, they only hand them back to Node-API.
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
-pub mod bridge;
-pub mod byte_scan;
-pub mod deferred;
-pub mod fs_error;
-pub mod jsdate;
-pub mod journal;
-pub mod json;
-pub mod json_skim;
-pub mod lazy_record;
-pub mod linger;
-pub mod lock;
-pub mod platform;
-pub mod project_root;
-pub mod read_ahead;
-pub mod reducer;
-pub mod snapshot_file;
-pub mod store;
-pub mod value;
+mod bridge;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -42,9 +25,11 @@ use napi::sys::{self, napi_env, napi_value};
 use napi_derive::napi;
 
 use bridge::{attach, Js, JsResult, NodeHost, Pending, ToJs, Walker};
-use snapshot_file::Snapshot;
-use store::Store;
-use value::{JsStr, Value};
+use quiver_live_core::session::snapshot_file::Snapshot;
+use quiver_live_core::session::store::{self as store, Store};
+use quiver_live_core::session::reducer;
+use quiver_live_core::{error as fs_error, lock, project as project_root};
+use quiver_live_core::js::value::{self as value, JsStr, Value};
 
 /// The phase names after which late generation events are fenced off, as a
 /// JavaScript `Set` (the live server calls `.has`).

@@ -7,9 +7,9 @@
 //! `deepStrictEqual`. It updates the snapshot in place instead of copying it
 //! per event: a copy per event made replay quadratic in the diagnostics.
 
-use crate::deferred::Deferred;
-use crate::jsdate;
-use crate::value::{is_integer, loose_ge, spread_array, spread_object, JsStr, Object, Value, UNDEFINED};
+use crate::session::deferred::Deferred;
+use crate::js::date;
+use crate::js::value::{is_integer, loose_ge, spread_array, spread_object, JsStr, Object, Value, UNDEFINED};
 
 /// What the reducer needs from its JavaScript host.
 pub trait Host {
@@ -19,7 +19,7 @@ pub trait Host {
     /// host's clock threw (a broken fake one), whose exception then stands
     /// and the append must not happen, as in the old module.
     fn timestamp(&self) -> Option<String> {
-        Some(jsdate::iso_string(self.now_ms()))
+        Some(date::iso_string(self.now_ms()))
     }
     /// `Date.parse(s)` for text that is not the canonical ISO form.
     fn date_parse_fallback(&self, s: &JsStr) -> f64;
@@ -31,7 +31,7 @@ pub trait Host {
 /// `Date.parse(x)`: canonical ISO text is parsed here, the rest by the host.
 pub fn date_parse(host: &dyn Host, v: &Value) -> f64 {
     let text = v.to_js_string();
-    if let Some(ms) = text.as_str().and_then(jsdate::parse_canonical_iso) {
+    if let Some(ms) = text.as_str().and_then(date::parse_canonical_iso) {
         return ms;
     }
     host.date_parse_fallback(&text)
@@ -167,7 +167,7 @@ pub fn apply_entry_deferring<R: Record + ?Sized>(
         snap.set(k, v);
     }
     let updated = entry.get("ts").or_falsy(Value::Undefined);
-    let updated = if updated.truthy() { updated } else { Value::String(JsStr::Utf8(jsdate::iso_string(host.now_ms()))) };
+    let updated = if updated.truthy() { updated } else { Value::String(JsStr::Utf8(date::iso_string(host.now_ms()))) };
     snap.set("updatedAt", updated);
     let mut r = Reduction { s: snap, entry, event, host, deferred };
     r.dispatch(ty);
@@ -265,7 +265,7 @@ fn precheck<R: Record + ?Sized>(s: &Object, entry: &R, event: &R, ty: &str) -> R
             let field = if publication { "publicationCheckpointRevision" } else { "browserCheckpointRevision" };
             let fallback = if publication { Value::Number(0.0) } else { get("checkpointRevision").clone() };
             let current = get(field).or_nullish(fallback).or_nullish(Value::Number(0.0));
-            crate::value::try_loose_ge(&event.get("revision").or_nullish(Value::Number(0.0)), &current)?;
+            crate::js::value::try_loose_ge(&event.get("revision").or_nullish(Value::Number(0.0)), &current)?;
         }
         "accept" | "accept_intent" | "discard" => {
             if uses_event_time() {
@@ -761,7 +761,7 @@ pub fn entry_seq<R: Record + ?Sized>(entry: &R) -> Option<f64> {
 #[cfg(test)]
 pub mod tests {
     use super::*;
-    use crate::json;
+    use crate::js::json;
 
     /// A fixed clock; `Date.parse` only understands the canonical form.
     pub struct TestHost(pub f64);

@@ -168,7 +168,7 @@ impl Skim<'_> {
         self.eat(b'"')?;
         let mut escaped = false;
         loop {
-            self.i += crate::json::plain_len(&self.b[self.i..]);
+            self.i += crate::js::json::plain_len(&self.b[self.i..]);
             match self.next()? {
                 b'"' => return Some(escaped),
                 b'\\' => {
@@ -313,7 +313,7 @@ mod tests {
             "{\"a\": {\"b\": {\"c\": []}}}", "{\"a\": \"x\u{7f}\"}", "{\"a\": 1} ", "{\"a\": 1}}", "{\"a\": tRue}",
         ];
         for s in samples {
-            assert_eq!(top_level_members(s).is_some(), crate::json::parse(s).is_ok(), "{s}");
+            assert_eq!(top_level_members(s).is_some(), crate::js::json::parse(s).is_ok(), "{s}");
         }
     }
 }

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
-use crate::platform;
+use crate::sys;
 
 /// Age after which a lock we cannot read is presumed abandoned by a crash
 /// mid-write (a readable lock is judged by its owner's liveness instead).
@@ -114,7 +114,7 @@ impl LockRecord {
             owner_json: owner_json.map(str::to_string),
             token: uuid::Uuid::new_v4().to_string(),
             pid: std::process::id(),
-            at: platform::now_ms() as i64,
+            at: sys::now_ms() as i64,
             file: abs_file.to_string(),
             start_time: me.start_time,
             boot_id: me.boot_id.clone(),
@@ -149,9 +149,11 @@ impl LockRecord {
     }
 }
 
-/// serde_json escapes valid UTF-8 exactly as `JSON.stringify` does.
+/// `JSON.stringify(s)`.
 fn json_string(s: &str) -> String {
-    serde_json::Value::from(s).to_string()
+    let mut out = String::with_capacity(s.len() + 2);
+    crate::js::json::write_string(&mut out, &crate::js::value::JsStr::from(s));
+    out
 }
 
 struct Identity {
@@ -163,8 +165,8 @@ struct Identity {
 fn own_identity() -> &'static Identity {
     static ME: OnceLock<Identity> = OnceLock::new();
     ME.get_or_init(|| Identity {
-        start_time: platform::process_start_time(std::process::id()),
-        boot_id: platform::boot_id(),
+        start_time: sys::process_start_time(std::process::id()),
+        boot_id: sys::boot_id(),
     })
 }
 
@@ -245,19 +247,19 @@ pub fn acquire(
     wait_ms: f64,
     retry_ms: f64,
 ) -> Result<Acquired, LockError> {
-    let deadline = platform::now_ms() + js_or(wait_ms, 0.0).max(0.0);
+    let deadline = sys::now_ms() + js_or(wait_ms, 0.0).max(0.0);
     let retry = js_or(retry_ms, 5.0);
     loop {
         if let Some(acquired) = try_acquire(path, owner_json, abs_file)? {
             return Ok(acquired);
         }
-        let now = platform::now_ms();
+        let now = sys::now_ms();
         if now >= deadline {
             return Err(LockError::Locked {
                 lock_path: path.to_path_buf(),
             });
         }
-        platform::sleep_ms(retry.min(deadline - now).max(1.0));
+        sys::sleep_ms(retry.min(deadline - now).max(1.0));
     }
 }
 
@@ -323,7 +325,7 @@ fn entry_stamp(path: &Path) -> Option<(u64, u64, i64, i64)> {
 /// plus the pid-reuse check when the lock records its owner's identity.
 fn owner_alive(held: &Held) -> bool {
     match held.pid {
-        Some(pid) => platform::pid_is_alive(pid) && !pid_reused(held, pid),
+        Some(pid) => sys::pid_is_alive(pid) && !pid_reused(held, pid),
         None => false,
     }
 }
@@ -345,7 +347,7 @@ fn pid_reused(held: &Held, pid: f64) -> bool {
     if !(plausible && in_proc) {
         return false;
     }
-    match platform::process_start_time(pid as u32) {
+    match sys::process_start_time(pid as u32) {
         Some(current) => current as f64 != recorded,
         None => false,
     }
@@ -357,13 +359,13 @@ fn unreadable_and_old(path: &Path) -> bool {
     let Ok(modified) = fs::metadata(path).and_then(|m| m.modified()) else {
         return false;
     };
-    platform::now_ms() - platform::system_time_ms(modified) > UNREADABLE_STALE_MS
+    sys::now_ms() - sys::system_time_ms(modified) > UNREADABLE_STALE_MS
 }
 
 fn read_held(path: &Path) -> Option<Held> {
     // A lock is one short line: no size probe, just read it.
     let mut bytes = Vec::with_capacity(512);
-    platform::read_file_into(path, &mut bytes).ok()?;
+    sys::read_file_into(path, &mut bytes).ok()?;
     // Node decodes with U+FFFD replacement; invalid bytes outside a string
     // then fail JSON.parse, inside one they only change that string.
     if let Some(held) = parse_held(&String::from_utf8_lossy(&bytes)) {
@@ -784,14 +786,14 @@ mod tests {
         let live = TempLive::new();
         let path = live.lock("b");
         let first = acquire(&path, Some("1"), "/project/b", 0.0, 5.0).expect("first");
-        let start = platform::now_ms();
+        let start = sys::now_ms();
         for wait in [0.0, -5.0, f64::NAN] {
             match acquire(&path, None, "/project/b", wait, f64::NAN) {
                 Err(LockError::Locked { lock_path }) => assert_eq!(lock_path, path),
                 other => panic!("expected Locked: {other:?}"),
             }
         }
-        assert!(platform::now_ms() - start < 1000.0);
+        assert!(sys::now_ms() - start < 1000.0);
         assert_eq!(
             LockError::Locked {
                 lock_path: path.clone()
@@ -811,9 +813,9 @@ mod tests {
             std::thread::sleep(Duration::from_millis(50));
             release(&first);
         });
-        let start = platform::now_ms();
+        let start = sys::now_ms();
         let second = acquire(&path, None, "/project/c", 5000.0, 2.0).expect("after release");
-        assert!(platform::now_ms() - start >= 40.0);
+        assert!(sys::now_ms() - start >= 40.0);
         releaser.join().expect("releaser");
         release(&second);
     }
@@ -823,12 +825,12 @@ mod tests {
         let live = TempLive::new();
         let path = live.lock("t");
         let first = must_acquire(&path);
-        let start = platform::now_ms();
+        let start = sys::now_ms();
         assert!(matches!(
             acquire(&path, None, "/project/t", 60.0, 1000.0),
             Err(LockError::Locked { .. })
         ));
-        let took = platform::now_ms() - start;
+        let took = sys::now_ms() - start;
         assert!(
             (55.0..1000.0).contains(&took),
             "retry is capped by the deadline: {took}"
@@ -874,8 +876,8 @@ mod tests {
         let live = TempLive::new();
         let path = live.lock("e");
         let me = std::process::id();
-        let ticks = platform::process_start_time(me).expect("own start time");
-        let boot = platform::boot_id().expect("boot id");
+        let ticks = sys::process_start_time(me).expect("own start time");
+        let boot = sys::boot_id().expect("boot id");
         let record = format!(
             "{{\"token\":\"x\",\"pid\":{me},\"at\":1,\"file\":\"/f\",\
              \"startTime\":{},\"bootId\":\"{boot}\"}}\n",
@@ -890,8 +892,8 @@ mod tests {
     fn lock_of_live_pid_is_respected() {
         let live = TempLive::new();
         let me = std::process::id();
-        let ticks = platform::process_start_time(me).expect("own start time");
-        let boot = platform::boot_id().expect("boot id");
+        let ticks = sys::process_start_time(me).expect("own start time");
+        let boot = sys::boot_id().expect("boot id");
         let variants = [
             String::new(),
             format!(",\"startTime\":{ticks},\"bootId\":\"{boot}\""),
@@ -1002,7 +1004,7 @@ mod tests {
         };
         let script = "const f=process.argv[1];process.stdout.write(JSON.stringify(\
             {owner:{a:[1,'x']},token:'t',pid:7,at:1700000000000,file:f})+'\\n')";
-        let Some(stdout) = platform::node_eval(script, &[file]) else { return };
+        let Some(stdout) = sys::node_eval(script, &[file]) else { return };
         assert_eq!(String::from_utf8_lossy(&stdout), record.to_json_line());
     }
 
@@ -1111,7 +1113,7 @@ mod tests {
             return 'R '+p+' '+(typeof h.token==='string'?h.token:'-')});\
             console.log(JSON.stringify(out))";
         let arg = serde_json::to_string(&cases[..]).expect("cases");
-        let Some(stdout) = platform::node_eval(script, &[&arg]) else { return };
+        let Some(stdout) = sys::node_eval(script, &[&arg]) else { return };
         let theirs: Vec<String> = serde_json::from_slice(&stdout).expect("node output");
         assert_eq!(theirs.len(), cases.len());
         for ((case, a), b) in cases.iter().zip(&ours).zip(&theirs) {

@@ -1,0 +1,8 @@
+//! The napi-free core of quiver-live-native.
+
+pub mod error;
+pub mod js;
+pub mod lock;
+pub mod project;
+pub mod session;
+pub mod sys;
