@@ -13,11 +13,6 @@
 //     picks one (printed); `npm run fuzz` covers wider seed ranges.
 
 import test from 'node:test';
-
-// Keep every replay for tail reads, however small the journal, so the
-// fixtures compare the tail path too (by default only journals of 256 KiB
-// or more keep theirs).
-process.env.QUIVER_LIVE_NATIVE_KEEP_REPLAY_BYTES = '0';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -111,10 +111,8 @@ test('read-only file system: EROFS naming the journal, nothing lost, failed even
     const before = readJournal(journalPath(project, ID));
     const snapBefore = store.getSnapshot(ID);
 
-    // The store keeps its last session's files open for a moment after an
-    // append (2 s unless QUIVER_LIVE_NATIVE_HOLD_FILES_MS says otherwise), and
-    // the kernel will not make a file system read-only under a file open for
-    // writing. Once the store is idle it must have let go of them.
+    // The kernel will not make a file system read-only under a file open
+    // for writing: no call may leave one open.
     const why = await remountOnceIdle(project, 'ro');
     if (why) {
       console.log(`[faults] read-only test skipped: ${why}`);

@@ -18,10 +18,8 @@ use std::path::Path;
 use crate::error::{Context, FsError};
 use crate::js::json;
 use crate::sys;
-use crate::session::read_ahead;
 use crate::session::record::{self, LazyLine};
-use crate::session::deferred::Deferred;
-use crate::session::reducer::{apply_entry_deferring, base_snapshot, entry_seq, obj, Host, Record};
+use crate::session::reducer::{apply_entry, base_snapshot, entry_seq, obj, Host, Record};
 use crate::js::value::{js_trim_is_empty, JsStr, Object, Value};
 
 /// How many bytes before the end of a replayed prefix are kept to check, on
@@ -98,20 +96,19 @@ impl Replay {
             ParsedLine::Entry(entry) if !entry.is_object_like() => self.parse_failed(line_no, "entry is not object".to_owned()),
             ParsedLine::Entry(entry) => {
                 let event = if entry.get("event").truthy() { entry.get("event") } else { &entry };
-                self.apply_entry(&entry, event, line_no, host, None);
+                self.apply_entry(&entry, event, line_no, host);
             }
         }
     }
 
     /// One line of the file: applied as read field by field when `lazy`
-    /// holds it (whole objects put off into `deferred`), else through the
-    /// full parser; then counted.
-    fn take_line(&mut self, body: &[u8], lazy: Option<LazyLine>, raw: RawLine, host: &dyn Host, deferred: &mut Deferred) {
+    /// holds it, else through the full parser; then counted.
+    fn take_line(&mut self, body: &[u8], lazy: Option<LazyLine>, raw: RawLine, host: &dyn Host) {
         let line_no = self.newlines + 1;
         match lazy {
             Some(lazy) => {
                 let event = lazy.event.as_ref().unwrap_or(&lazy.entry);
-                self.apply_entry(&lazy.entry, event, line_no, host, Some(deferred));
+                self.apply_entry(&lazy.entry, event, line_no, host);
             }
             None => self.apply_parsed(ParsedLine::of_bytes(body), line_no, host),
         }
@@ -120,19 +117,12 @@ impl Replay {
 
     /// An object entry: its `seq` advances the next one, and a reducer
     /// failure becomes the line's diagnostic.
-    fn apply_entry<R: Record + ?Sized>(
-        &mut self,
-        entry: &R,
-        event: &R,
-        line_no: u64,
-        host: &dyn Host,
-        deferred: Option<&mut Deferred>,
-    ) {
+    fn apply_entry<R: Record + ?Sized>(&mut self, entry: &R, event: &R, line_no: u64, host: &dyn Host) {
         if let Some(seq) = entry_seq(entry) {
             self.next_seq = self.next_seq.max(seq + 1.0);
         }
         let host = &ClockWatch { inner: host, used: std::cell::Cell::new(false) };
-        let failure = apply_entry_deferring(&mut self.snapshot, entry, event, host, deferred).err();
+        let failure = apply_entry(&mut self.snapshot, entry, event, host).err();
         self.clock_dependent |= host.used.get();
         if let Some(message) = failure {
             self.parse_failed(line_no, message);
@@ -149,44 +139,14 @@ impl Replay {
 
     /// Reads from `reader` (positioned at `self.offset`) to its end.
     fn consume(&mut self, reader: &mut impl BufRead, host: &dyn Host) -> io::Result<()> {
-        let mut deferred = Deferred::default();
         let mut buf = Vec::new();
         let mut scratch = record::Scratch::default();
-        let read = (|| {
-            while let Some(raw) = RawLine::read(reader, &mut buf)? {
-                let body = &buf[..raw.body_len];
-                let lazy = LazyLine::read_bytes(body, &mut scratch);
-                self.take_line(body, lazy, raw, host, &mut deferred);
-            }
-            Ok(())
-        })();
-        // Also after an error: no placeholder may outlive the pass.
-        deferred.fill(&mut self.snapshot);
-        read
-    }
-
-    /// [`Replay::consume`] with reading, splitting and skimming done ahead
-    /// on a second thread (`read_ahead`); each line is then applied exactly
-    /// as `consume` applies it.
-    fn consume_read_ahead(&mut self, file: &File, chunk: usize, host: &dyn Host) -> io::Result<()> {
-        let mut deferred = Deferred::default();
-        let mut scratch = record::Scratch::default();
-        let read = read_ahead::for_each_batch(file, chunk, |batch| {
-            for line in &batch.lines {
-                let lazy = if batch.skimmed {
-                    batch.skimmed(line).and_then(|(text, entry, event)| {
-                        scratch.load(entry, event);
-                        LazyLine::assemble(text, &mut scratch)
-                    })
-                } else {
-                    LazyLine::read_bytes(batch.body(line), &mut scratch)
-                };
-                let raw = RawLine { len: line.end - line.start, body_len: line.body_end - line.start, complete: line.complete };
-                self.take_line(batch.body(line), lazy, raw, host, &mut deferred);
-            }
-        });
-        deferred.fill(&mut self.snapshot);
-        read
+        while let Some(raw) = RawLine::read(reader, &mut buf)? {
+            let body = &buf[..raw.body_len];
+            let lazy = LazyLine::read_bytes(body, &mut scratch);
+            self.take_line(body, lazy, raw, host);
+        }
+        Ok(())
     }
 
     fn advance(&mut self, raw: RawLine) {
@@ -316,22 +276,11 @@ fn open_for_replay(path: &Path, locking: Locking) -> Result<Option<(File, Option
 pub fn replay_file(path: &Path, id: &JsStr, host: &dyn Host, locking: Locking) -> Result<Replay, FsError> {
     let mut r = Replay::empty(id);
     let Some((mut file, _shared)) = open_for_replay(path, locking)? else { return Ok(r) };
-    let size = file.metadata().at("fstat", path)?.len();
-    if size >= READ_AHEAD_FROM_BYTES {
-        r.consume_read_ahead(&file, read_ahead::CHUNK, host).at("read", path)?;
-    } else {
-        let mut reader = BufReader::with_capacity(1 << 20, &mut file);
-        r.consume(&mut reader, host).at("read", path)?;
-    }
+    let mut reader = BufReader::with_capacity(1 << 16, &mut file);
+    r.consume(&mut reader, host).at("read", path)?;
     record_identity(&mut r, &mut file, path)?;
     Ok(r)
 }
-
-/// Journals at least this long are read ahead on a second thread. A
-/// 256 KiB journal is about 1,000 events, over 1 ms to replay, against some
-/// 50 µs to start a thread; most sessions' journals are far shorter and are
-/// read on the calling thread alone.
-const READ_AHEAD_FROM_BYTES: u64 = 256 << 10;
 
 /// Extends a replay with the lines appended since. Returns `Ok(false)` when
 /// the file is not the same one grown by appends (replaced, truncated, or the
@@ -370,30 +319,14 @@ pub fn ends_with_newline(file: &File, size: u64) -> io::Result<bool> {
 mod tests {
     use super::*;
     use crate::session::reducer::tests::TestHost;
-    use std::io::Write;
 
     /// Replays `lines` as a journal file (the way a replay reads, field by
     /// field where it can) and again line by line through the full parser;
-    /// returns both results as comparable text. On the way, checks that
-    /// reading ahead on a second thread gives the first one exactly.
+    /// returns both results as comparable text.
     fn replay_both_ways(lines: &[String]) -> (String, String) {
         let (dir, path) = write_journal(lines);
         let host = TestHost(1_700_000_000_000.0);
-        let id = JsStr::from("s");
-        let lazy = replay_file(&path, &id, &host, Locking::TakeShared).unwrap();
-        // Read ahead on a second thread, in chunks small enough that lines
-        // straddle them: the same replay.
-        for chunk in [7, 61] {
-            let mut ahead = Replay::empty(&id);
-            ahead.consume_read_ahead(&File::open(&path).unwrap(), chunk, &host).unwrap();
-            for (what, a, b) in [("offset", ahead.offset, lazy.offset), ("newlines", ahead.newlines, lazy.newlines)] {
-                assert_eq!(a, b, "read ahead in chunks of {chunk}: {what}");
-            }
-            assert_eq!(ahead.clean_end, lazy.clean_end);
-            let visible = |r: &Replay| json::stringify(&Value::Object(r.visible()));
-            assert_eq!(visible(&ahead), visible(&lazy), "read ahead in chunks of {chunk}");
-            assert_eq!((ahead.next_seq, ahead.clock_dependent), (lazy.next_seq, lazy.clock_dependent));
-        }
+        let lazy = replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         let full = full_replay(lines, &host);
         let show = |r: &Replay| format!("{:?} {} {}", json::stringify(&Value::Object(r.visible())), r.next_seq, r.clock_dependent);
@@ -468,11 +401,10 @@ mod tests {
         }
     }
 
-    /// The whole objects a replay builds only at its end (`deferred`): a
-    /// pending event and a plan, set, kept, replaced and cleared in every
+    /// A pending event and a plan, set, kept, replaced and cleared in every
     /// order these lines allow, outside any fence (which would ignore them).
     #[test]
-    fn values_built_at_the_end_agree_with_full_parse() {
+    fn whole_objects_agree_with_full_parse() {
         let lines: Vec<String> = [
             r#"{"seq":1,"ts":"2030-01-01T00:00:00.000Z","event":{"type":"generate","count":3,"token":"t","element":{"a":[1,{"b":"\u00e9"}]},"token":"u"}}"#,
             // Falsy plans other than null stay until the next event, which
@@ -504,27 +436,6 @@ mod tests {
         }
     }
 
-    /// A journal whose last line has no newline yet (a writer mid-append):
-    /// read ahead, it ends where a serial read ends, not clean.
-    #[test]
-    fn read_ahead_stops_at_a_torn_tail_like_a_serial_read() {
-        let dir = std::env::temp_dir().join(format!("qln-torn-ahead-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("s.jsonl");
-        let text = "{\"seq\":1,\"event\":{\"type\":\"generate\",\"pageUrl\":\"/p\"}}\n{\"seq\":2,\"event\":{\"ty";
-        std::fs::write(&path, text).unwrap();
-        let host = TestHost(0.0);
-        let serial = replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
-        let mut ahead = Replay::empty(&JsStr::from("s"));
-        ahead.consume_read_ahead(&File::open(&path).unwrap(), 5, &host).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!((ahead.offset, ahead.newlines, ahead.clean_end), (text.len() as u64, 1, false));
-        assert_eq!((serial.offset, serial.newlines, serial.clean_end), (ahead.offset, ahead.newlines, ahead.clean_end));
-        let show = |r: &Replay| json::stringify(&Value::Object(r.visible()));
-        assert_eq!(show(&ahead), show(&serial));
-        assert_eq!(ahead.parse_diags.len(), 1, "the torn line is reported, as a serial replay reports it");
-    }
-
     /// Random journals over the reducer's event types and keys, with
     /// repeats, escapes and malformed lines: both ways of reading agree.
     #[test]
@@ -535,28 +446,6 @@ mod tests {
             let (lazy, full) = replay_both_ways(&lines);
             assert_eq!(lazy, full, "case {case}: {lines:#?}");
         }
-    }
-
-    /// A journal long enough that `replay_file` reads it ahead on a second
-    /// thread: the same result as the full parser, line by line.
-    #[test]
-    fn long_random_journal_read_ahead_agrees_with_full_parse() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut lines = Vec::new();
-        let mut bytes = 0;
-        while bytes <= READ_AHEAD_FROM_BYTES as usize + read_ahead::CHUNK {
-            let line = random_line(&mut rng, lines.len());
-            bytes += line.len() + 1;
-            lines.push(line);
-        }
-        let (dir, path) = write_journal(&lines);
-        let host = TestHost(1_700_000_000_000.0);
-        let ahead = replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
-        let full = full_replay(&lines, &host);
-        let show = |r: &Replay| format!("{:?} {}", json::stringify(&Value::Object(r.visible())), r.next_seq);
-        assert!(show(&ahead) == show(&full), "{} lines, {bytes} bytes: the replays differ", lines.len());
-        assert_eq!((ahead.offset, ahead.newlines, ahead.clean_end), (bytes as u64, lines.len() as u64, true));
     }
 
     fn next(rng: &mut u64) -> u64 {
@@ -640,131 +529,5 @@ mod tests {
             2 => format!(" {line}\r"),
             _ => line,
         }
-    }
-
-    /// The non-blank lines of a journal named by an environment variable, or
-    /// `None` (saying why on stderr) so an ignored benchmark run without it
-    /// skips instead of failing.
-    fn bench_journal(var: &str) -> Option<(std::path::PathBuf, Vec<String>)> {
-        let Some(path) = std::env::var_os(var) else {
-            eprintln!("skipped: set {var}=<journal.jsonl>");
-            return None;
-        };
-        let text = std::fs::read_to_string(&path).unwrap();
-        let lines = text.lines().filter(|l| !js_trim_is_empty(l)).map(str::to_owned).collect();
-        Some((path.into(), lines))
-    }
-
-    /// Median over `iters` runs of `f`, in microseconds per event.
-    fn median_us(iters: usize, events: usize, mut f: impl FnMut()) -> f64 {
-        let mut times: Vec<f64> = (0..iters)
-            .map(|_| {
-                let t = std::time::Instant::now();
-                f();
-                t.elapsed().as_secs_f64() * 1e6 / events as f64
-            })
-            .collect();
-        times.sort_by(f64::total_cmp);
-        times[times.len() / 2]
-    }
-
-    fn replay_us(path: &Path, iters: usize, events: usize) -> f64 {
-        let host = TestHost(0.0);
-        median_us(iters, events, || {
-            std::hint::black_box(replay_file(path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap());
-        })
-    }
-
-    /// The reducer alone: every line parsed beforehand, then applied in order
-    /// to a fresh snapshot (what a replay costs even with parsing for free).
-    fn reduce_us(lines: &[String], iters: usize) -> f64 {
-        let entries: Vec<Value> = lines.iter().filter_map(|l| json::parse(l).ok()).collect();
-        let host = TestHost(0.0);
-        median_us(iters, entries.len(), || {
-            let mut snapshot = base_snapshot(&JsStr::from("s"));
-            for e in &entries {
-                let _ = crate::session::reducer::apply_event(&mut snapshot, e, &host);
-            }
-            std::hint::black_box(snapshot);
-        })
-    }
-
-    fn ours_parse_us(lines: &[String], iters: usize) -> f64 {
-        median_us(iters, lines.len(), || {
-            for l in lines {
-                std::hint::black_box(json::parse(l).unwrap());
-            }
-        })
-    }
-
-    /// Our parse alone and the full replay of a real journal:
-    /// `QLN_REPLAY_JOURNAL=/path cargo test --release --lib replay_bench -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn replay_bench() {
-        let Some((path, lines)) = bench_journal("QLN_REPLAY_JOURNAL") else { return };
-        let iters: usize = std::env::var("QLN_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(9);
-        for _ in 0..2 {
-            let parse = ours_parse_us(&lines, iters);
-            let replay = replay_us(&path, iters, lines.len());
-            println!("{} events: parse {parse:.3} us/event, replay {replay:.3} us/event", lines.len());
-        }
-    }
-
-    /// What parsing alone costs with the standard crate, against ours and the
-    /// full replay, in one run so the numbers share a machine state:
-    /// `QLN_FLOOR_JOURNAL=/path cargo test --release --lib replay_floor -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn replay_floor() {
-        const ITERS: usize = 7;
-        let Some((path, lines)) = bench_journal("QLN_FLOOR_JOURNAL") else { return };
-        let serde_value = median_us(ITERS, lines.len(), || {
-            for l in &lines {
-                std::hint::black_box(serde_json::from_str::<serde_json::Value>(l).unwrap());
-            }
-        });
-        let validate = median_us(ITERS, lines.len(), || {
-            for l in &lines {
-                std::hint::black_box(serde_json::from_str::<serde::de::IgnoredAny>(l).unwrap());
-            }
-        });
-        let ours = ours_parse_us(&lines, ITERS);
-        let replay = replay_us(&path, ITERS, lines.len());
-        let reduce = reduce_us(&lines, ITERS);
-        println!(
-            "replay-floor parse_serde_value_us_per_event={serde_value:.3} validate_us_per_event={validate:.3} \
-             ours_parse_us_per_event={ours:.3} replay_us_per_event={replay:.3} reduce_us_per_event={reduce:.3}"
-        );
-    }
-
-    /// `cargo test --release replay_speed -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn replay_speed() {
-        let dir = std::env::temp_dir().join(format!("qln-replay-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("s.jsonl");
-        let mut f = std::io::BufWriter::new(File::create(&path).unwrap());
-        let types = ["checkpoint", "agent_phase", "variant_mounted", "generate", "agent_done"];
-        let n: usize = std::env::var("QLN_REPLAY_N").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
-        let iters: usize = std::env::var("QLN_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(8);
-        for i in 1..=n {
-            let t = types[i % 5];
-            writeln!(f, r#"{{"seq":{i},"id":"s","type":"{t}","ts":"2030-01-01T00:00:00.{:03}Z","event":{{"type":"{t}","id":"s","revision":{i},"phase":"scaffolding","variant":{},"count":3}}}}"#, i % 1000, i % 3 + 1).unwrap();
-        }
-        drop(f);
-        let host = TestHost(0.0);
-        for _ in 0..iters {
-            let t = std::time::Instant::now();
-            let r = replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
-            println!("{:.3} us/event ({} diags)", t.elapsed().as_secs_f64() * 1e6 / n as f64, r.parse_diags.len());
-            let t = std::time::Instant::now();
-            let mut seq = Replay::empty(&JsStr::from("s"));
-            seq.consume(&mut BufReader::new(File::open(&path).unwrap()), &host).unwrap();
-            println!("{:.3} us/event sequential", t.elapsed().as_secs_f64() * 1e6 / n as f64);
-            assert_eq!(json::stringify(&Value::Object(seq.visible())), json::stringify(&Value::Object(r.visible())));
-        }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

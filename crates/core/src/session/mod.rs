@@ -1,9 +1,7 @@
 //! Session journals, their snapshots, and the store that keeps both.
 
-pub mod deferred;
 pub mod journal;
 pub mod linger;
-pub mod read_ahead;
 pub mod record;
 pub mod reducer;
 pub mod snapshot_file;

@@ -48,17 +48,6 @@ pub struct LazyLine<'a, 's> {
     pub event: Option<LazyRecord<'a, 's>>,
 }
 
-impl Scratch {
-    /// Members a skim of the line already located (on the read-ahead
-    /// thread), for [`LazyLine::assemble`].
-    pub fn load(&mut self, entry: &[MemberSpan], event: &[MemberSpan]) {
-        self.entry.clear();
-        self.entry.extend_from_slice(entry);
-        self.event.clear();
-        self.event.extend_from_slice(event);
-    }
-}
-
 impl<'a, 's> LazyLine<'a, 's> {
     /// Locates the members of `line`; `None` when the full parser must take
     /// it (see the module's note).
@@ -75,7 +64,7 @@ impl<'a, 's> LazyLine<'a, 's> {
 
     /// The line over the members in `scratch`, which must be those
     /// `skim::members_with_nested` found in this very line.
-    pub fn assemble(line: &'a str, scratch: &'s mut Scratch) -> Option<LazyLine<'a, 's>> {
+    fn assemble(line: &'a str, scratch: &'s mut Scratch) -> Option<LazyLine<'a, 's>> {
         reset(&mut scratch.entry_values, scratch.entry.len());
         reset(&mut scratch.event_values, scratch.event.len());
         let entry = LazyRecord { text: line, line, members: &scratch.entry, values: &scratch.entry_values };
@@ -117,14 +106,6 @@ impl Record for LazyRecord<'_, '_> {
 
     fn spread(&self) -> Object {
         object_of(self.text)
-    }
-
-    fn text(&self) -> Option<&str> {
-        Some(self.text)
-    }
-
-    fn member_text(&self, key: &str) -> Option<&str> {
-        self.position(key).map(|i| &self.line[self.members[i].value.clone()])
     }
 }
 

@@ -7,7 +7,6 @@
 //! `deepStrictEqual`. It updates the snapshot in place instead of copying it
 //! per event: a copy per event made replay quadratic in the diagnostics.
 
-use crate::session::deferred::Deferred;
 use crate::js::date;
 use crate::js::value::{is_integer, loose_ge, spread_array, spread_object, JsStr, Object, Value, UNDEFINED};
 
@@ -115,15 +114,6 @@ pub trait Record {
     fn get(&self, key: &str) -> &Value;
     /// `{ ...record }`.
     fn spread(&self) -> Object;
-    /// The record's own JSON text, when it was read from one: a replay can
-    /// then keep `{ ...record }` as text until its end (see `deferred`).
-    fn text(&self) -> Option<&str> {
-        None
-    }
-    /// The JSON text of `record[key]` (its last occurrence), likewise.
-    fn member_text(&self, _key: &str) -> Option<&str> {
-        None
-    }
 }
 
 impl Record for Value {
@@ -146,19 +136,6 @@ pub fn apply_event(snap: &mut Object, entry: &Value, host: &dyn Host) -> Result<
 /// [`apply_event`] with the event already picked out of the entry: its
 /// `event` property when that is truthy, else the entry itself.
 pub fn apply_entry<R: Record + ?Sized>(snap: &mut Object, entry: &R, event: &R, host: &dyn Host) -> Result<(), String> {
-    apply_entry_deferring(snap, entry, event, host, None)
-}
-
-/// [`apply_entry`] for a replay: with `deferred`, the whole objects a
-/// record can hand over as text are stored as placeholders and their text
-/// kept there, for `Deferred::fill` to build once the replay is done.
-pub fn apply_entry_deferring<R: Record + ?Sized>(
-    snap: &mut Object,
-    entry: &R,
-    event: &R,
-    host: &dyn Host,
-    deferred: Option<&mut Deferred>,
-) -> Result<(), String> {
     // Read once: the precheck and the dispatch both match on it.
     let ty = event.get("type").as_js_str().and_then(JsStr::as_str).unwrap_or("");
     let normalized = normalize_fields(snap)?;
@@ -169,7 +146,7 @@ pub fn apply_entry_deferring<R: Record + ?Sized>(
     let updated = entry.get("ts").or_falsy(Value::Undefined);
     let updated = if updated.truthy() { updated } else { Value::String(JsStr::Utf8(date::iso_string(host.now_ms()))) };
     snap.set("updatedAt", updated);
-    let mut r = Reduction { s: snap, entry, event, host, deferred };
+    let mut r = Reduction { s: snap, entry, event, host };
     r.dispatch(ty);
     Ok(())
 }
@@ -328,7 +305,6 @@ struct Reduction<'a, R: Record + ?Sized> {
     entry: &'a R,
     event: &'a R,
     host: &'a dyn Host,
-    deferred: Option<&'a mut Deferred>,
 }
 
 impl<R: Record + ?Sized> Reduction<'_, R> {
@@ -404,13 +380,9 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.set_pending_event();
     }
 
-    /// `next.pendingEvent = {...event} - token`, put off to the replay's end
-    /// when it can be.
+    /// `next.pendingEvent = {...event} - token`
     fn set_pending_event(&mut self) {
-        let pending = match (self.deferred.as_deref_mut(), self.event.text()) {
-            (Some(d), Some(text)) => d.pending_event(text),
-            _ => pending_event(self.event),
-        };
+        let pending = pending_event(self.event);
         self.set("pendingEvent", pending);
     }
 
@@ -473,14 +445,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         if self.canceled_or_fenced() {
             return;
         }
-        let deferred = match (self.deferred.as_deref_mut(), self.event.member_text("plan")) {
-            (Some(d), Some(text)) => d.variant_plan(text),
-            _ => None,
-        };
-        match deferred {
-            Some(placeholder) => self.set("variantPlan", placeholder),
-            None => self.take_or_keep("variantPlan", "plan"),
-        }
+        self.take_or_keep("variantPlan", "plan");
     }
 
     fn detector_waivers(&mut self) {

@@ -53,17 +53,13 @@ fn staging_path(path: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Writes the snapshot file. `open` is the descriptor kept from this
-/// process's last write of the same file, if any (see [`OpenSnapshot`] for
-/// when it is used); it holds the descriptor to keep for the next write
-/// when this returns.
-pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64, open: &mut Option<OpenSnapshot>) -> Result<(), FsError> {
+/// Writes the snapshot file: in place when the kernel grants the lease,
+/// else staged and renamed over.
+pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
     let text = render(snapshot, journal_bytes, next_seq);
-    if rewrite_in_place(path, text.as_bytes(), open)? {
+    if rewrite_in_place(path, text.as_bytes())? {
         return Ok(());
     }
-    // The rename replaces the file a kept descriptor refers to.
-    *open = None;
     let staging = staging_path(path);
     let result = write_staged(&staging, text.as_bytes()).and_then(|()| fs::rename(&staging, path).at("rename", path));
     if result.is_err() {
@@ -90,67 +86,22 @@ pub fn write_durable(path: &Path, snapshot: &Object, journal_bytes: i64, next_se
     result
 }
 
-/// The snapshot file held open between writes. Opening and closing it costs
-/// a path lookup and a file allocation per append, about a tenth of one. A
-/// held descriptor is written only while its file is still linked: one
-/// renamed over (by a store that could not rewrite in place) or deleted is
-/// reopened by path. That check is an `fstat`, not a `stat` of the path
-/// (half the cost): the file is a cache, so one moved away whole would at
-/// worst be refreshed where it went while readers replay the journal, and
-/// the store drops it anyway once the journal's path names another file
-/// (as when the directory moved).
-pub struct OpenSnapshot {
-    file: File,
-}
-
-enum InPlace {
-    Written,
-    /// The file is no longer linked where it was.
-    Stale,
-    /// Another process has the file open, or the new text is shorter.
-    Refused,
-}
-
-impl OpenSnapshot {
-    fn open(path: &Path) -> Option<OpenSnapshot> {
-        Some(OpenSnapshot { file: OpenOptions::new().write(true).open(path).ok()? })
+/// Rewrites the file in place under a write lease, which the kernel grants
+/// only while nobody else has the file open and which holds off any open
+/// until the write is done: readers see the old text or the new one.
+/// `Ok(false)` when that does not apply (no file yet, the lease refused, or
+/// the new text shorter, which would take a second syscall to cut) and the
+/// caller must stage and rename instead.
+fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
+    use std::os::unix::fs::FileExt;
+    let Ok(file) = OpenOptions::new().write(true).open(path) else { return Ok(false) };
+    let Ok(_lease) = sys::write_lease(&file) else { return Ok(false) };
+    let m = file.metadata().at("fstat", path)?;
+    if !m.is_file() || m.len() > bytes.len() as u64 {
+        return Ok(false);
     }
-
-    fn rewrite(&self, path: &Path, bytes: &[u8]) -> Result<InPlace, FsError> {
-        use std::os::unix::fs::{FileExt, MetadataExt};
-        let Ok(_lease) = sys::write_lease(&self.file) else { return Ok(InPlace::Refused) };
-        // Under the lease nobody can open the file, so its size holds until
-        // the write is done; a rename over it could still unlink it.
-        let m = self.file.metadata().at("fstat", path)?;
-        if m.nlink() == 0 {
-            return Ok(InPlace::Stale);
-        }
-        // Bytes past the new end would stay: shrinking takes the rename.
-        if !m.is_file() || m.len() > bytes.len() as u64 {
-            return Ok(InPlace::Refused);
-        }
-        self.file.write_all_at(bytes, 0).at("write", path)?;
-        Ok(InPlace::Written)
-    }
-}
-
-/// `Ok(false)` when the in-place path does not apply and the caller must
-/// stage and rename instead. `open` as for [`write`]: a descriptor that no
-/// longer names the file is replaced by a fresh one, kept if it was written.
-pub(crate) fn rewrite_in_place(path: &Path, bytes: &[u8], open: &mut Option<OpenSnapshot>) -> Result<bool, FsError> {
-    if let Some(held) = open.as_ref() {
-        match held.rewrite(path, bytes)? {
-            InPlace::Written => return Ok(true),
-            InPlace::Refused => return Ok(false),
-            InPlace::Stale => *open = None,
-        }
-    }
-    let Some(fresh) = OpenSnapshot::open(path) else { return Ok(false) };
-    let written = matches!(fresh.rewrite(path, bytes)?, InPlace::Written);
-    if written {
-        *open = Some(fresh);
-    }
-    Ok(written)
+    file.write_all_at(bytes, 0).at("write", path)?;
+    Ok(true)
 }
 
 fn write_staged(staging: &Path, bytes: &[u8]) -> Result<(), FsError> {

@@ -7,10 +7,8 @@
 //! surrogates are escaped as `\udxxx`. Byte-identical output is what lets a JS
 //! process and a native one share a sessions directory.
 
-pub mod byte_scan;
 pub mod skim;
 
-use crate::js::json::byte_scan::{zero_flags, ByteSet, ONES};
 use crate::js::value::{key_hash, number_to_string, JsStr, Object, Value};
 
 /// Nesting deeper than this is refused. V8's own `JSON.stringify` fails near
@@ -287,43 +285,10 @@ impl<'a> Parser<'a> {
 }
 
 /// How many leading bytes of `b` a string literal takes as they are: up to
-/// the first quote, backslash or control character (see `byte_scan`).
+/// the first quote, backslash or control character.
 #[inline]
 pub(crate) fn plain_len(b: &[u8]) -> usize {
-    byte_scan::first_in::<StringStop>(b)
-}
-
-#[cfg(test)]
-fn plain_len_by_words(b: &[u8]) -> usize {
-    byte_scan::first_in_by_words::<StringStop>(b)
-}
-
-/// The bytes that end a string literal's plain run.
-struct StringStop;
-
-impl ByteSet for StringStop {
-    fn contains(c: u8) -> bool {
-        c == b'"' || c == b'\\' || c < 0x20
-    }
-
-    fn flags(x: u64) -> u64 {
-        // A byte below 0x20 borrows when 0x20 is taken from it.
-        zero_flags(x ^ (ONES * u64::from(b'"'))) | zero_flags(x ^ (ONES * u64::from(b'\\'))) | (x.wrapping_sub(ONES * 0x20) & !x)
-    }
-
-    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-    unsafe fn flags_sse2(x: std::arch::x86_64::__m128i) -> std::arch::x86_64::__m128i {
-        use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_max_epu8, _mm_or_si128, _mm_set1_epi8};
-        // SAFETY: SSE2 only, as the trait requires of the caller.
-        unsafe {
-            // A byte is a control character when max(byte, 0x1f) is 0x1f.
-            let control_max = _mm_set1_epi8(0x1f);
-            let control = _mm_cmpeq_epi8(_mm_max_epu8(x, control_max), control_max);
-            let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
-            let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
-            _mm_or_si128(_mm_or_si128(quote, backslash), control)
-        }
-    }
+    b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(b.len())
 }
 
 /// A JSON integer of at most 15 digits (sequence numbers, revisions, counts,
@@ -648,27 +613,6 @@ mod tests {
             assert!(parse(bad).is_err(), "{bad:?} should fail");
         }
         assert!(parse(" \r\n\t{} \r").is_ok());
-    }
-
-    #[test]
-    fn plain_run_stops_at_the_first_special_byte() {
-        let specials = [b'"', b'\\', 0x00, 0x1f, b'\n'];
-        // Past two 16-byte steps and into the eight-byte and byte tails.
-        for len in 0..48 {
-            for at in 0..=len {
-                for &special in &specials {
-                    let mut b = vec![b'a'; len];
-                    b.extend_from_slice(&[0xe2, 0x80, 0xa8, b' ', 0x7f, 0x20]);
-                    if at < len {
-                        b[at] = special;
-                        b[len..].iter_mut().enumerate().for_each(|(j, c)| *c = if j % 2 == 0 { special } else { b'x' });
-                    }
-                    let want = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(b.len());
-                    assert_eq!(plain_len(&b), want, "{b:?}");
-                    assert_eq!(plain_len_by_words(&b), want, "{b:?}");
-                }
-            }
-        }
     }
 
     #[test]
