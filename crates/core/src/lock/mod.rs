@@ -152,7 +152,7 @@ impl LockRecord {
 /// `JSON.stringify(s)`.
 fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
-    crate::js::json::write_string(&mut out, &crate::js::value::JsStr::from(s));
+    crate::js::json::write_string(&mut out, &crate::js::JsStr::from(s));
     out
 }
 

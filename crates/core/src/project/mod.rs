@@ -608,7 +608,7 @@ fn js_string(v: &Value) -> Pattern {
             Ok(out)
         }
         Value::Object(object) if object.get("toString").is_some() => Err(NOT_PRIMITIVE),
-        other => Ok(other.to_js_string().units().collect()),
+        other => Ok(other.to_js_string().map(|s| s.units().collect()).unwrap_or_default()),
     }
 }
 

@@ -17,10 +17,13 @@ use std::path::Path;
 
 use crate::error::{Context, FsError};
 use crate::js::json;
-use crate::sys;
+use crate::js::ops::js_trim_is_empty;
+use crate::js::{JsStr, Value};
 use crate::session::record::{self, LazyLine};
-use crate::session::reducer::{apply_entry, base_snapshot, entry_seq, obj, Host, Record};
-use crate::js::value::{js_trim_is_empty, JsStr, Object, Value};
+use crate::session::reducer::{apply_entry, entry_seq, obj, Host, Record};
+use crate::session::schema::Field;
+use crate::session::snapshot::Snapshot;
+use crate::sys;
 
 /// How many bytes before the end of a replayed prefix are kept to check, on
 /// the next read, that the prefix is still the same file content.
@@ -30,7 +33,7 @@ const PREFIX_SIGNATURE_BYTES: u64 = 64;
 #[derive(Clone, Debug)]
 pub struct Replay {
     /// Reducer state before the parse diagnostics are appended.
-    pub snapshot: Object,
+    pub snapshot: Snapshot,
     /// `journal_parse_failed` diagnostics, in line order.
     pub parse_diags: Vec<Value>,
     pub next_seq: f64,
@@ -51,7 +54,7 @@ pub struct Replay {
 impl Replay {
     pub fn empty(id: &JsStr) -> Replay {
         Replay {
-            snapshot: base_snapshot(id),
+            snapshot: Snapshot::base(id),
             parse_diags: Vec::new(),
             next_seq: 1.0,
             offset: 0,
@@ -66,12 +69,10 @@ impl Replay {
 
     /// The snapshot a full replay hands out: reducer state, then the parse
     /// diagnostics.
-    pub fn visible(&self) -> Object {
+    pub fn visible(&self) -> Snapshot {
         let mut s = self.snapshot.clone();
-        if !self.parse_diags.is_empty() {
-            if let Some(Value::Array(d)) = s.get_mut("diagnostics") {
-                d.extend(self.parse_diags.iter().cloned());
-            }
+        if let Value::Array(d) = s.get_mut(Field::Diagnostics) {
+            d.extend(self.parse_diags.iter().cloned());
         }
         s
     }
@@ -122,7 +123,7 @@ impl Replay {
             self.next_seq = self.next_seq.max(seq + 1.0);
         }
         let host = &ClockWatch { inner: host, used: std::cell::Cell::new(false) };
-        let failure = apply_entry(&mut self.snapshot, entry, event, host).err();
+        let failure = apply_entry(&mut self.snapshot, entry, event, host).err().map(|e| e.0);
         self.clock_dependent |= host.used.get();
         if let Some(message) = failure {
             self.parse_failed(line_no, message);
@@ -329,7 +330,7 @@ mod tests {
         let lazy = replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         let full = full_replay(lines, &host);
-        let show = |r: &Replay| format!("{:?} {} {}", json::stringify(&Value::Object(r.visible())), r.next_seq, r.clock_dependent);
+        let show = |r: &Replay| format!("{:?} {} {}", json::stringify_members(r.visible().members(), None), r.next_seq, r.clock_dependent);
         (show(&lazy), show(&full))
     }
 

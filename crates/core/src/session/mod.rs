@@ -1,8 +1,9 @@
 //! Session journals, their snapshots, and the store that keeps both.
 
 pub mod journal;
-pub mod linger;
 pub mod record;
 pub mod reducer;
+pub mod schema;
+pub mod snapshot;
 pub mod snapshot_file;
 pub mod store;

@@ -20,7 +20,7 @@ use std::cell::OnceCell;
 use crate::js::json;
 use crate::js::json::skim::{members_with_nested, MemberSpan};
 use crate::session::reducer::Record;
-use crate::js::value::{Object, Value, UNDEFINED};
+use crate::js::{Object, Value, UNDEFINED};
 
 /// Member lists reused from line to line, so a replay allocates them once.
 #[derive(Default)]

@@ -18,19 +18,21 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Context, FsError};
 use crate::js::json;
+use crate::js::ops::is_integer;
+use crate::js::{JsStr, Value};
+use crate::session::schema::{COMPLETED_PHASES, FIELDS};
+use crate::session::snapshot::Snapshot;
 use crate::sys;
-use crate::session::reducer::base_snapshot;
-use crate::js::value::{is_integer, JsStr, Object, Value};
 
 const META_JOURNAL_BYTES: &str = "__journalBytes";
 const META_NEXT_SEQ: &str = "__nextSeq";
 
 /// The exact text written for a snapshot.
-pub fn render(snapshot: &Object, journal_bytes: i64, next_seq: f64) -> String {
+pub fn render(snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> String {
     // The bookkeeping keys go last, as `{ ...snapshot, __journalBytes, __nextSeq }`
     // puts them: render the snapshot and reopen its closing brace rather than
     // copying the whole snapshot to add two keys.
-    let mut text = json::stringify_pretty_object(snapshot);
+    let mut text = json::stringify_members(snapshot.members(), Some(2));
     let has_members = text.len() > 2;
     text.truncate(text.len().saturating_sub(if has_members { 2 } else { 1 }));
     text.push_str(if has_members { ",\n  \"" } else { "\n  \"" });
@@ -55,7 +57,7 @@ fn staging_path(path: &Path) -> PathBuf {
 
 /// Writes the snapshot file: in place when the kernel grants the lease,
 /// else staged and renamed over.
-pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
+pub fn write(path: &Path, snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
     let text = render(snapshot, journal_bytes, next_seq);
     if rewrite_in_place(path, text.as_bytes())? {
         return Ok(());
@@ -71,7 +73,7 @@ pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64) 
 /// The crash-safe variant for `durable` stores: the new text is staged,
 /// fsynced and renamed over, so after a power loss the file is the old
 /// version or the new one, never pages of both.
-pub fn write_durable(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
+pub fn write_durable(path: &Path, snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
     let text = render(snapshot, journal_bytes, next_seq);
     let staging = staging_path(path);
     let result = (|| {
@@ -111,9 +113,9 @@ fn write_staged(staging: &Path, bytes: &[u8]) -> Result<(), FsError> {
 
 /// A session's snapshot as a store holds it.
 #[derive(Clone, Debug)]
-pub enum Snapshot {
-    /// The value model the reducer works on.
-    Model(Object),
+pub enum Cached {
+    /// The model the reducer works on.
+    Model(Snapshot),
     /// A snapshot file's text that is the snapshot as it stands, for V8 to
     /// parse: a read that changes nothing need not build the model at all.
     Text(SnapshotText),
@@ -128,22 +130,22 @@ pub struct SnapshotText {
     pub completed: bool,
 }
 
-impl Snapshot {
+impl Cached {
     pub fn is_completed(&self) -> bool {
         match self {
-            Snapshot::Model(o) => crate::session::reducer::is_completed(o.get("phase").unwrap_or(&crate::js::value::UNDEFINED)),
-            Snapshot::Text(t) => t.completed,
+            Cached::Model(s) => s.is_completed(),
+            Cached::Text(t) => t.completed,
         }
     }
 
-    /// The value model, parsing the text if need be; `None` only if this
-    /// crate's parser refuses text the skim accepted (which would be a bug;
-    /// the caller then re-derives from the journal).
-    pub fn into_model(self, id: &JsStr) -> Option<Object> {
+    /// The model, parsing the text if need be; `None` only if this crate's
+    /// parser refuses text the skim accepted (which would be a bug; the
+    /// caller then re-derives from the journal).
+    pub fn into_model(self, id: &JsStr) -> Option<Snapshot> {
         match self {
-            Snapshot::Model(o) => Some(o),
-            Snapshot::Text(t) => match json::parse(&t.json).ok()? {
-                Value::Object(o) => Some(over_base(id, o)),
+            Cached::Model(s) => Some(s),
+            Cached::Text(t) => match json::parse(&t.json).ok()? {
+                Value::Object(o) => Some(Snapshot::over_base(id, &o)),
                 _ => None,
             },
         }
@@ -153,12 +155,12 @@ impl Snapshot {
 /// The snapshot a file provably describes for a journal of `journal_bytes`
 /// bytes, as `{ ...baseSnapshot(id), ...file }` minus the bookkeeping keys,
 /// with its `__nextSeq`. `None` sends the caller to replay.
-pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Snapshot, f64)> {
+pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Cached, f64)> {
     READ_BUFFER.with_borrow_mut(|bytes| {
         sys::read_file_into(path, bytes).ok()?;
         let parsed = match std::str::from_utf8(bytes).ok().and_then(|text| skim_canonical(text, id, journal_bytes)) {
-            Some((text, next_seq)) => Some((Snapshot::Text(text), next_seq)),
-            None => parse_over_base(bytes, id, journal_bytes).map(|(o, n)| (Snapshot::Model(o), n)),
+            Some((text, next_seq)) => Some((Cached::Text(text), next_seq)),
+            None => parse_over_base(bytes, id, journal_bytes).map(|(s, n)| (Cached::Model(s), n)),
         };
         // A huge file must not pin its buffer for the life of the thread.
         if bytes.capacity() > READ_BUFFER_KEEP {
@@ -182,21 +184,20 @@ thread_local! {
 /// `__proto__` key anywhere, which a JS object treats specially) takes the
 /// full parser.
 fn skim_canonical(text: &str, id: &JsStr, journal_bytes: u64) -> Option<(SnapshotText, f64)> {
-    let members = crate::js::json::skim::top_level_members(text)?;
-    let keys = crate::session::reducer::BASE_KEYS;
+    let members = json::skim::top_level_members(text)?;
     let n = members.len();
-    if n < keys.len() + 2 || text.contains("__proto__") {
+    if n < FIELDS.len() + 2 || text.contains("__proto__") {
         return None;
     }
     let (snapshot, meta) = members.split_at(n - 2);
-    let value = |m: &crate::js::json::skim::Member| &text[m.value.clone()];
-    let starts_with_base = snapshot.iter().zip(keys.iter()).all(|(m, want)| m.key == *want);
+    let value = |m: &json::skim::Member| &text[m.value.clone()];
+    let starts_with_base = snapshot.iter().zip(FIELDS.iter()).all(|(m, field)| m.key == field.name);
     if !starts_with_base || meta[0].key != META_JOURNAL_BYTES || meta[1].key != META_NEXT_SEQ {
         return None;
     }
     // The base and bookkeeping keys are distinct; only keys beyond them can
     // repeat one (and JSON.parse would keep the last value at the first place).
-    let has_extra_keys = n > keys.len() + 2;
+    let has_extra_keys = n > FIELDS.len() + 2;
     if has_extra_keys && members.iter().enumerate().any(|(i, m)| members[..i].iter().any(|o| o.key == m.key)) {
         return None;
     }
@@ -214,7 +215,7 @@ fn skim_canonical(text: &str, id: &JsStr, journal_bytes: u64) -> Option<(Snapsho
     }
     let phase = value(&snapshot[1]);
     let completed = match plain_string(phase) {
-        Some(p) => crate::session::reducer::COMPLETED_PHASES.contains(&p),
+        Some(p) => COMPLETED_PHASES.contains(&p),
         None if phase.starts_with('"') => return None,
         None => false,
     };
@@ -235,34 +236,21 @@ fn plain_number(text: &str) -> Option<f64> {
     text.parse::<f64>().ok().filter(|n| n.is_finite())
 }
 
-fn parse_over_base(bytes: &[u8], id: &JsStr, journal_bytes: u64) -> Option<(Object, f64)> {
+fn parse_over_base(bytes: &[u8], id: &JsStr, journal_bytes: u64) -> Option<(Snapshot, f64)> {
     let text = String::from_utf8_lossy(bytes);
     let Value::Object(mut parsed) = json::parse(&text).ok()? else { return None };
     match parsed.get(META_JOURNAL_BYTES) {
         Some(Value::Number(n)) if *n == journal_bytes as f64 => {}
         _ => return None,
     }
-    let next_seq = parsed.get(META_NEXT_SEQ).filter(|v| is_integer(v))?.to_number();
+    let next_seq = match parsed.get(META_NEXT_SEQ) {
+        Some(v @ Value::Number(n)) if is_integer(v) => *n,
+        _ => return None,
+    };
     parsed.remove(META_JOURNAL_BYTES);
     parsed.remove(META_NEXT_SEQ);
     if !parsed.get("id").is_some_and(|v| matches!(v, Value::String(s) if s == id)) {
         return None;
     }
-    Some((over_base(id, parsed), next_seq))
-}
-
-/// `{ ...baseSnapshot(id), ...parsed }`. A file written by either module
-/// starts with exactly the base keys, in order, and then the merge is the
-/// parsed object itself.
-fn over_base(id: &JsStr, parsed: Object) -> Object {
-    let keys = crate::session::reducer::BASE_KEYS;
-    let starts_with_base = parsed.len() >= keys.len() && parsed.iter().zip(keys.iter()).all(|((k, _), want)| k.eq_str(want));
-    if starts_with_base {
-        return parsed;
-    }
-    let mut snapshot = base_snapshot(id);
-    for (k, v) in parsed.iter() {
-        snapshot.set_js(k.clone(), v.clone());
-    }
-    snapshot
+    Some((Snapshot::over_base(id, &parsed), next_seq))
 }

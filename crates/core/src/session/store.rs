@@ -17,12 +17,12 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Context, FsError};
+use crate::js::{json, JsStr, Object, Value};
 use crate::session::journal::{self, Locking, Replay};
-use crate::js::json;
-use crate::sys::{self, LockedFile};
 use crate::session::reducer::{apply_event, entry_seq, Host};
-use crate::session::snapshot_file::{self, Snapshot};
-use crate::js::value::{JsStr, Object, Value};
+use crate::session::snapshot::Snapshot;
+use crate::session::snapshot_file::{self, Cached};
+use crate::sys::{self, LockedFile};
 
 #[derive(Debug)]
 pub enum StoreError {
@@ -85,7 +85,7 @@ impl FileKey {
 }
 
 struct Derived {
-    snapshot: Snapshot,
+    snapshot: Cached,
     next_seq: f64,
     key: FileKey,
     /// Known: the journal at `key.size` ends with a newline (so the next
@@ -112,11 +112,27 @@ pub struct Store {
     /// append returns.
     pub durable: bool,
     sessions: HashMap<String, Session>,
+    /// Runs inside `append` between the journal's `fstat` and the write: a
+    /// test's stand-in for a writer that takes no lock.
+    #[cfg(test)]
+    before_write: Option<Box<dyn Fn()>>,
+}
+
+/// An event to append, as the caller's JavaScript prepared it: the old
+/// module's `normalizeEvent`, and the parts of its entry that run JS.
+pub struct NewEvent {
+    /// `{ ...event, id }`.
+    pub value: Value,
+    /// `new Date().toISOString()`.
+    pub ts: Value,
+    /// `JSON.stringify({ seq: 0, id, type, ts, event })`: the journal line,
+    /// once the real `seq` replaces the 0.
+    pub entry: String,
 }
 
 /// A snapshot as handed out: the snapshot and its version.
 pub struct View<'a> {
-    pub snapshot: &'a Snapshot,
+    pub snapshot: &'a Cached,
     pub version: u64,
 }
 
@@ -126,7 +142,14 @@ impl Store {
         let root_dir = project_root.join(".impeccable").join("live").join("sessions");
         let legacy_root_dir = project_root.join(".impeccable-live").join("sessions");
         mkdir_all(&root_dir)?;
-        Ok(Store { root_dir, legacy_root_dir, durable, sessions: HashMap::new() })
+        Ok(Store {
+            root_dir,
+            legacy_root_dir,
+            durable,
+            sessions: HashMap::new(),
+            #[cfg(test)]
+            before_write: None,
+        })
     }
 
     pub fn journal_path(&self, id: &str) -> PathBuf {
@@ -194,7 +217,7 @@ impl Store {
             }
         }
         let replay = replay_current(session, &key.path, &jsid, locking, host)?;
-        let visible = Snapshot::Model(replay.visible());
+        let visible = Cached::Model(replay.visible());
         // The state describes the bytes replayed, which may be more than the
         // stat saw if a writer appended in between: key it (and any snapshot
         // file written from it) on what was actually read. A differing mtime
@@ -235,10 +258,9 @@ impl Store {
         self.persist_snapshot(id)
     }
 
-    /// `appendEvent`: `event` is the normalized event (`{ ...event, id }`),
-    /// `event_json` its `JSON.stringify` text when the binding had to ask V8
-    /// for it (values JSON cannot carry as-is); otherwise it is rendered here.
-    pub fn append(&mut self, id: &str, event: Value, event_json: Option<String>, host: &dyn Host) -> Result<View<'_>, StoreError> {
+    /// `appendEvent` of an event the caller has already checked and
+    /// normalized (see [`NewEvent`]).
+    pub fn append(&mut self, id: &str, event: NewEvent, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let primary = self.journal_path(id);
         let (file, meta, created) = self.lock_journal(id, &primary)?;
@@ -249,16 +271,18 @@ impl Store {
         let derived = self.sessions[id].derived.as_ref();
         let seq = derived.map_or(1.0, |d| d.next_seq);
         let known_clean = derived.is_some_and(|d| d.clean_tail && d.key == before);
-        let ts = host.timestamp().ok_or(StoreError::Thrown)?;
-        let event_text = event_json.or_else(|| json::stringify(&event)).unwrap_or_else(|| "null".into());
         let torn = !known_clean && !journal::ends_with_newline(&file, before.size as u64).at("read", &primary)?;
-        let line = entry_line(seq, id, &event, &ts, &event_text, torn);
+        let line = entry_line(seq, &event, torn)?;
+        #[cfg(test)]
+        if let Some(hook) = &self.before_write {
+            hook();
+        }
         write_line(&file, &primary, &line, before.size as u64)?;
         if self.durable {
             sync_journal(&file, &primary, created)?;
         }
 
-        let entry = entry_value(seq, id, event, &ts);
+        let entry = entry_value(seq, id, event);
         let after = FileKey::from_meta(&primary, &file.metadata().at("fstat", &primary)?);
         self.apply_own_append(id, &entry, after.clone(), host)?;
         if after.size != before.size + line.len() as i64 {
@@ -303,14 +327,14 @@ impl Store {
     fn apply_own_append(&mut self, id: &str, entry: &Value, after: FileKey, host: &dyn Host) -> Result<(), StoreError> {
         let session = self.sessions.get_mut(id).ok_or_else(state_missing)?;
         let mut derived = session.derived.take().ok_or_else(state_missing)?;
-        let Snapshot::Model(model) = &mut derived.snapshot else {
+        let Cached::Model(model) = &mut derived.snapshot else {
             return Err(state_missing());
         };
         if let Err(message) = apply_event(model, entry, host) {
             // The line is in the journal; like the old module, report the
             // TypeError and let the next read re-derive from the journal.
             session.replay = None;
-            return Err(StoreError::Type(message));
+            return Err(StoreError::Type(message.0));
         }
         let seq = entry_seq(entry).unwrap_or(derived.next_seq);
         derived.next_seq = seq + 1.0;
@@ -324,7 +348,7 @@ impl Store {
         let snapshot_path = self.snapshot_path(id);
         let d = self.sessions[id].derived.as_ref().ok_or_else(state_missing)?;
         // Only appends and flushes persist, and both work on the model.
-        let Snapshot::Model(model) = &d.snapshot else { return Err(state_missing()) };
+        let Cached::Model(model) = &d.snapshot else { return Err(state_missing()) };
         if self.durable {
             snapshot_file::write_durable(&snapshot_path, model, d.key.size, d.next_seq)?;
         } else {
@@ -339,12 +363,12 @@ impl Store {
     fn ensure_model(&mut self, id: &str, key: &FileKey, locking: Locking, host: &dyn Host) -> Result<(), StoreError> {
         let session = self.sessions.get_mut(id).ok_or_else(state_missing)?;
         let Some(derived) = session.derived.as_mut() else { return Ok(()) };
-        if matches!(derived.snapshot, Snapshot::Model(_)) {
+        if matches!(derived.snapshot, Cached::Model(_)) {
             return Ok(());
         }
-        let text = std::mem::replace(&mut derived.snapshot, Snapshot::Model(Object::new()));
+        let text = std::mem::replace(&mut derived.snapshot, Cached::Model(Snapshot::base(&JsStr::from(id))));
         if let Some(model) = text.into_model(&JsStr::from(id)) {
-            derived.snapshot = Snapshot::Model(model);
+            derived.snapshot = Cached::Model(model);
             return Ok(());
         }
         // The parser refused text the skim accepted: forget the file and
@@ -416,7 +440,7 @@ impl Store {
     }
 
     /// The snapshot last derived for a session, without checking the journal.
-    pub fn current(&self, id: &str) -> Option<&Snapshot> {
+    pub fn current(&self, id: &str) -> Option<&Cached> {
         self.sessions.get(id)?.derived.as_ref().map(|d| &d.snapshot)
     }
 
@@ -521,38 +545,32 @@ fn sync_journal(file: &File, path: &Path, created: bool) -> Result<(), FsError> 
 
 /// `JSON.stringify({ seq, id, type, ts, event }) + '\n'`, after a `\n` that
 /// closes a torn fragment when the journal does not end with one.
-fn entry_line(seq: f64, id: &str, event: &Value, ts: &str, event_text: &str, torn: bool) -> String {
-    let mut line = String::with_capacity(event_text.len() + 96);
+fn entry_line(seq: f64, event: &NewEvent, torn: bool) -> Result<String, StoreError> {
+    let rest = event.entry.strip_prefix(SEQ_PLACEHOLDER).ok_or_else(|| StoreError::Message("quiver-live-native: the entry text must start with {\"seq\":0,".into()))?;
+    let mut line = String::with_capacity(event.entry.len() + 24);
     if torn {
         line.push('\n');
     }
     line.push_str("{\"seq\":");
     json::write_number(&mut line, seq);
-    line.push_str(",\"id\":");
-    json::write_string(&mut line, &JsStr::from(id));
-    line.push_str(",\"type\":");
-    match event.get("type") {
-        Value::String(t) => json::write_string(&mut line, t),
-        _ => line.push_str("null"),
-    }
-    line.push_str(",\"ts\":");
-    // Whatever a fake clock's `toISOString` returned, escaped as JSON.
-    json::write_string(&mut line, &JsStr::from(ts));
-    line.push_str(",\"event\":");
-    line.push_str(event_text);
-    line.push_str("}\n");
-    line
+    line.push(',');
+    line.push_str(rest);
+    line.push('\n');
+    Ok(line)
 }
+
+/// How the entry text a caller renders begins (see [`NewEvent::entry`]).
+const SEQ_PLACEHOLDER: &str = "{\"seq\":0,";
 
 /// The entry as the reducer sees it; takes the event, which the journal line
 /// no longer needs, instead of copying it (an event may carry megabytes).
-fn entry_value(seq: f64, id: &str, event: Value, ts: &str) -> Value {
+fn entry_value(seq: f64, id: &str, event: NewEvent) -> Value {
     let mut e = Object::with_capacity(5);
     e.set("seq", Value::Number(seq));
     e.set("id", Value::str(id));
-    e.set("type", event.get("type").clone());
-    e.set("ts", Value::str(ts));
-    e.set("event", event);
+    e.set("type", event.value.get("type").clone());
+    e.set("ts", event.ts);
+    e.set("event", event.value);
     Value::Object(e)
 }
 
@@ -583,17 +601,27 @@ mod tests {
         dir
     }
 
-    fn event(json_text: &str) -> Value {
-        json::parse(json_text).unwrap()
+    /// An event as the binding hands it over, stamped at a fixed time.
+    fn event(json_text: &str) -> NewEvent {
+        let value = json::parse(json_text).unwrap();
+        let ts = Value::str("2030-01-01T00:00:00.000Z");
+        let entry = crate::session::reducer::obj(&[
+            ("seq", Value::Number(0.0)),
+            ("id", value.get("id").clone()),
+            ("type", value.get("type").clone()),
+            ("ts", ts.clone()),
+            ("event", value.clone()),
+        ]);
+        NewEvent { value, ts, entry: json::stringify(&Value::Object(entry)).unwrap() }
     }
 
     /// The snapshot as the value model, whichever form the store holds.
-    fn model(s: &Snapshot) -> Object {
+    fn model(s: &Cached) -> Snapshot {
         s.clone().into_model(&JsStr::from("s")).expect("model")
     }
 
-    fn text(s: &Snapshot) -> String {
-        json::stringify(&Value::Object(model(s))).unwrap()
+    fn text(s: &Cached) -> String {
+        json::stringify_members(model(s).members(), None)
     }
 
     fn append_raw(path: &Path, bytes: &str) {
@@ -605,9 +633,9 @@ mod tests {
         let root = temp_root("append");
         let host = TestHost(1_893_456_000_000.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s"}"#), None, &host).unwrap();
-        let v = store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), None, &host).unwrap();
-        assert_eq!(model(v.snapshot).get("phase").and_then(Value::as_js_str).map(JsStr::to_lossy).as_deref(), Some("variants_ready"));
+        store.append("s", event(r#"{"type":"generate","id":"s"}"#), &host).unwrap();
+        let v = store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), &host).unwrap();
+        assert_eq!(model(v.snapshot).get(crate::session::schema::Field::Phase).as_js_str().map(JsStr::to_lossy).as_deref(), Some("variants_ready"));
         let journal = fs::read_to_string(store.journal_path("s")).unwrap();
         assert_eq!(
             journal.lines().next().unwrap(),
@@ -623,7 +651,7 @@ mod tests {
         let root = temp_root("tail");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s"}"#), None, &host).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s"}"#), &host).unwrap();
         let path = store.journal_path("s");
         // Another writer: a corrupt line, a good line and a stale checkpoint.
         append_raw(&path, "{oops\n");
@@ -635,7 +663,7 @@ mod tests {
         append_raw(&path, "\n");
         let via_tail2 = text(store.read("s", false, &host).unwrap().snapshot);
         let full = journal::replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
-        assert_eq!(via_tail2, text(&Snapshot::Model(full.visible())));
+        assert_eq!(via_tail2, text(&Cached::Model(full.visible())));
         assert!(via_tail.contains(r#""line":2"#));
         assert!(via_tail2.contains(r#"{"error":"journal_parse_failed","line":4,"message":"entry is not object"}"#));
         assert_eq!(full.next_seq, 10.0);
@@ -646,12 +674,12 @@ mod tests {
         let root = temp_root("torn");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s"}"#), None, &host).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s"}"#), &host).unwrap();
         append_raw(&store.journal_path("s"), r#"{"seq":2,"id":"s","type":"agent_do"#);
-        store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), None, &host).unwrap();
-        store.append("s", event(r#"{"type":"variant_mounted","variant":1,"id":"s"}"#), None, &host).unwrap();
+        store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), &host).unwrap();
+        store.append("s", event(r#"{"type":"variant_mounted","variant":1,"id":"s"}"#), &host).unwrap();
         let replay = journal::replay_file(&store.journal_path("s"), &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
-        let s = text(&Snapshot::Model(replay.visible()));
+        let s = text(&Cached::Model(replay.visible()));
         assert!(s.contains(r#""renderState":"mounted""#), "{s}");
         assert!(s.contains(r#""phase":"variants_ready""#), "{s}");
         assert_eq!(replay.parse_diags.len(), 1);
@@ -662,7 +690,7 @@ mod tests {
         let root = temp_root("hydrate");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), None, &host).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), &host).unwrap();
         // A snapshot file that claims the current size is believed as is...
         let snap_path = store.snapshot_path("s");
         let doctored = fs::read_to_string(&snap_path).unwrap().replace("\"expectedVariants\": 2", "\"expectedVariants\": 7");
@@ -682,18 +710,18 @@ mod tests {
         let root = temp_root("text");
         let host = TestHost(1_893_456_000_000.0);
         let mut writer = Store::open(&root, false).unwrap();
-        writer.append("s", event(r#"{"type":"generate","id":"s","count":2,"prompt":"é \"q\" \u2028"}"#), None, &host).unwrap();
+        writer.append("s", event(r#"{"type":"generate","id":"s","count":2,"prompt":"é \"q\" \u2028"}"#), &host).unwrap();
         let want = text(writer.read("s", false, &host).unwrap().snapshot);
         let mut fresh = Store::open(&root, false).unwrap();
         let got = fresh.read("s", true, &host).unwrap().snapshot;
-        let Snapshot::Text(t) = got else { panic!("expected the text form, got {got:?}") };
+        let Cached::Text(t) = got else { panic!("expected the text form, got {got:?}") };
         assert!(!t.json.contains("__journalBytes") && !t.json.contains("__nextSeq"), "{}", t.json);
         assert_eq!(text(got), want);
         let mut flusher = Store::open(&root, false).unwrap();
-        assert!(matches!(flusher.read("s", true, &host).unwrap().snapshot, Snapshot::Text(_)));
+        assert!(matches!(flusher.read("s", true, &host).unwrap().snapshot, Cached::Text(_)));
         assert_eq!(text(flusher.flush("s", &host).unwrap().snapshot), want, "flush writes from the model");
-        let after = fresh.append("s", event(r#"{"type":"agent_done","id":"s"}"#), None, &host).unwrap();
-        assert!(matches!(after.snapshot, Snapshot::Model(_)));
+        let after = fresh.append("s", event(r#"{"type":"agent_done","id":"s"}"#), &host).unwrap();
+        assert!(matches!(after.snapshot, Cached::Model(_)));
         let again = text(after.snapshot);
         let mut replayed = Store::open(&root, false).unwrap();
         assert_eq!(again, text(replayed.flush("s", &host).unwrap().snapshot));
@@ -706,7 +734,7 @@ mod tests {
         let root = temp_root("unusual");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), None, &host).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), &host).unwrap();
         let snap_path = store.snapshot_path("s");
         let original = fs::read_to_string(&snap_path).unwrap();
         let variants = [
@@ -718,7 +746,7 @@ mod tests {
             fs::write(&snap_path, &doctored).unwrap();
             let mut fresh = Store::open(&root, false).unwrap();
             let got = fresh.read("s", true, &host).unwrap().snapshot;
-            assert!(matches!(got, Snapshot::Model(_)), "{doctored}");
+            assert!(matches!(got, Cached::Model(_)), "{doctored}");
         }
     }
 
@@ -730,7 +758,7 @@ mod tests {
         assert!(file.contains(&format!("\"__journalBytes\": {journal_len},")), "stale snapshot file: {file}");
         let mut fresh = Store::open(&store.root_dir.join("../../.."), false).unwrap();
         let from_file = text(fresh.read(id, true, host).unwrap().snapshot);
-        let replayed = text(&Snapshot::Model(journal::replay_file(&store.journal_path(id), &JsStr::from(id), host, Locking::TakeShared).unwrap().visible()));
+        let replayed = text(&Cached::Model(journal::replay_file(&store.journal_path(id), &JsStr::from(id), host, Locking::TakeShared).unwrap().visible()));
         assert_eq!(from_file, replayed);
     }
 
@@ -746,15 +774,15 @@ mod tests {
         let root = temp_root("closed");
         let host = TestHost(1_893_456_000_000.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":3}"#), None, &host).unwrap();
-        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":1}"#), None, &host).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s","count":3}"#), &host).unwrap();
+        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":1}"#), &host).unwrap();
         let (journal, snapshot) = (store.journal_path("s"), store.snapshot_path("s"));
         assert_eq!((descriptors_open_on(&journal), descriptors_open_on(&snapshot)), (0, 0), "after appends");
         store.flush("s", &host).unwrap();
         assert_eq!((descriptors_open_on(&journal), descriptors_open_on(&snapshot)), (0, 0), "after a flush");
         fs::remove_file(&journal).unwrap();
         fs::remove_file(&snapshot).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), None, &host).unwrap();
+        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), &host).unwrap();
         assert_snapshot_file_current(&mut store, "s", &host);
         let _ = fs::remove_dir_all(&root);
     }
@@ -765,34 +793,10 @@ mod tests {
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
         for bad in ["../x", "a/b", "", "a\0b", &"x".repeat(129)] {
-            let err = store.append(bad, event(r#"{"type":"x"}"#), None, &host).err().unwrap();
+            let err = store.append(bad, event(r#"{"type":"x"}"#), &host).err().unwrap();
             assert_eq!(err.to_string(), format!("invalid session id: {}", bad));
         }
         assert!(store.list_ids().unwrap().is_empty());
-    }
-
-    /// A clock that, the first time it is read (inside `append`, after the
-    /// journal was stat'ed and before the line is written), appends a line of
-    /// its own the way the old module does: without taking the lock.
-    struct ForeignWriterClock {
-        journal: PathBuf,
-        line: String,
-        fired: std::cell::Cell<bool>,
-    }
-
-    impl Host for ForeignWriterClock {
-        fn now_ms(&self) -> f64 {
-            if !self.fired.replace(true) {
-                append_raw(&self.journal, &self.line);
-            }
-            1_893_456_000_000.0
-        }
-        fn date_parse_fallback(&self, _s: &JsStr) -> f64 {
-            f64::NAN
-        }
-        fn json_parse_message(&self, line: &str) -> String {
-            json::parse(line).err().map_or_else(String::new, |e| e.message)
-        }
     }
 
     /// An unlocked append landing between an append's stat and its write is
@@ -803,14 +807,17 @@ mod tests {
         let root = temp_root("race");
         let host = TestHost(1_893_456_000_000.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":3}"#), None, &host).unwrap();
-        let foreign = ForeignWriterClock {
-            journal: store.journal_path("s"),
-            line: "{\"seq\":2,\"id\":\"s\",\"type\":\"variant_mounted\",\"ts\":\"2030-01-01T00:00:01.000Z\",\"event\":{\"type\":\"variant_mounted\",\"id\":\"s\",\"variant\":2}}\n".into(),
-            fired: std::cell::Cell::new(false),
-        };
-        let got = text(store.append("s", event(r#"{"type":"agent_phase","id":"s","phase":"picked_up"}"#), None, &foreign).unwrap().snapshot);
-        assert!(foreign.fired.get(), "the foreign line went in mid-append");
+        store.append("s", event(r#"{"type":"generate","id":"s","count":3}"#), &host).unwrap();
+        let journal = store.journal_path("s");
+        let fired = std::rc::Rc::new(std::cell::Cell::new(false));
+        let seen = fired.clone();
+        store.before_write = Some(Box::new(move || {
+            if !seen.replace(true) {
+                append_raw(&journal, "{\"seq\":2,\"id\":\"s\",\"type\":\"variant_mounted\",\"ts\":\"2030-01-01T00:00:01.000Z\",\"event\":{\"type\":\"variant_mounted\",\"id\":\"s\",\"variant\":2}}\n");
+            }
+        }));
+        let got = text(store.append("s", event(r#"{"type":"agent_phase","id":"s","phase":"picked_up"}"#), &host).unwrap().snapshot);
+        assert!(fired.get(), "the foreign line went in mid-append");
         assert!(got.contains(r#""mountedVariants":[2]"#), "the foreign event is in the returned snapshot: {got}");
         let journal_len = fs::metadata(store.journal_path("s")).unwrap().len();
         let file = fs::read_to_string(store.snapshot_path("s")).unwrap();

@@ -1,0 +1,64 @@
+'use strict';
+// Loads this platform's compiled addon: the file beside this one in a local
+// build or a vendored bundle, else the `quiver-live-native-<platform>`
+// package npm installed for it.
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+const BINARY = 'quiver-live-native';
+
+/** The platforms a binary is built for, by `<platform>-<arch>[-<abi>]`. */
+const SUPPORTED = [
+  'darwin-arm64',
+  'darwin-x64',
+  'linux-arm64-gnu',
+  'linux-arm64-musl',
+  'linux-x64-gnu',
+  'linux-x64-musl',
+  'win32-x64-msvc',
+];
+
+/** Whether this Linux runs on musl (Alpine and the like) rather than glibc. */
+function isMusl() {
+  const report = typeof process.report?.getReport === 'function' ? process.report.getReport() : null;
+  if (report?.header) return !report.header.glibcVersionRuntime;
+  try {
+    return fs.readFileSync('/usr/bin/ldd', 'latin1').includes('musl');
+  } catch {
+    return false;
+  }
+}
+
+function platformKey() {
+  const { platform, arch } = process;
+  if (platform === 'linux') return `linux-${arch}-${isMusl() ? 'musl' : 'gnu'}`;
+  if (platform === 'win32') return `win32-${arch}-msvc`;
+  return `${platform}-${arch}`;
+}
+
+function load() {
+  const key = platformKey();
+  const local = path.join(__dirname, `${BINARY}.${key}.node`);
+  if (fs.existsSync(local)) return require(local);
+  if (!SUPPORTED.includes(key)) {
+    throw new Error(
+      `quiver-live-native has no binary for ${process.platform} ${process.arch} (${key}); ` +
+        `supported: ${SUPPORTED.join(', ')}. Keep using the JavaScript session-store.mjs and source-lock.mjs there.`,
+    );
+  }
+  try {
+    return require(`${BINARY}-${key}`);
+  } catch (err) {
+    const why = new Error(
+      `quiver-live-native could not load its binary for ${key}: the package ${BINARY}-${key} ` +
+        `is missing or broken (${err.message}). Reinstall without --no-optional / --omit=optional, ` +
+        `or keep using the JavaScript session-store.mjs and source-lock.mjs.`,
+    );
+    why.cause = err;
+    throw why;
+  }
+}
+
+module.exports = load();
+module.exports.SUPPORTED_PLATFORMS = SUPPORTED;

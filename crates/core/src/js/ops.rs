@@ -1,0 +1,224 @@
+//! The abstract operations of JavaScript the reducer needs: `Number(x)`,
+//! `String(x)`, `>=` between mixed types, spreads, `Number.isInteger`.
+//! Each conversion that JS can refuse returns the TypeError it raises, so a
+//! port cannot coerce a value without handling that case.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use crate::js::number::{number_to_string, string_to_number};
+use crate::js::object::Object;
+use crate::js::string::JsStr;
+use crate::js::value::Value;
+
+/// A `TypeError` JS raises, by its message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeError(pub String);
+
+impl fmt::Display for TypeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Value {
+    /// `Number(x)`, or the TypeError it raises.
+    pub fn to_number(&self) -> Result<f64, TypeError> {
+        Ok(match self {
+            Value::Undefined | Value::Host(_) => f64::NAN,
+            Value::Null => 0.0,
+            Value::Bool(b) => f64::from(u8::from(*b)),
+            Value::Number(n) => *n,
+            Value::String(s) => string_to_number(s),
+            Value::Array(_) | Value::Object(_) => string_to_number(&self.to_js_string()?),
+        })
+    }
+
+    /// `String(x)`, or the TypeError it raises: an object parsed from JSON
+    /// that owns a `toString` key has no callable conversion left (its own
+    /// `toString` is not a function and `valueOf` returns the object).
+    pub fn to_js_string(&self) -> Result<JsStr, TypeError> {
+        match self {
+            Value::Object(o) if o.get("toString").is_some_and(|f| !matches!(f, Value::Host(_))) => {
+                Err(TypeError(NOT_PRIMITIVE.to_owned()))
+            }
+            Value::Array(items) => {
+                for item in items.iter().filter(|item| !item.is_nullish()) {
+                    item.to_js_string()?;
+                }
+                Ok(self.string_of())
+            }
+            other => Ok(other.string_of()),
+        }
+    }
+
+    /// `String(x)` of a value known to convert.
+    fn string_of(&self) -> JsStr {
+        match self {
+            Value::Undefined => JsStr::from("undefined"),
+            Value::Null => JsStr::from("null"),
+            Value::Bool(b) => JsStr::from(if *b { "true" } else { "false" }),
+            Value::Number(n) => JsStr::Utf8(number_to_string(*n)),
+            Value::String(s) => s.clone(),
+            Value::Object(_) => JsStr::from("[object Object]"),
+            Value::Array(items) => join_array(items),
+            Value::Host(_) => JsStr::from("[host value]"),
+        }
+    }
+}
+
+/// `items.join(',')` of elements already known to convert.
+fn join_array(items: &[Value]) -> JsStr {
+    let mut units: Vec<u16> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            units.push(u16::from(b','));
+        }
+        if !item.is_nullish() && !matches!(item, Value::Host(_)) {
+            units.extend(item.string_of().units());
+        }
+    }
+    JsStr::from_utf16(units)
+}
+
+
+/// `a >= b` with JS's abstract relational comparison: both sides go to
+/// primitives, two strings compare by UTF-16 code units, anything else
+/// compares as numbers (NaN makes it false); or the TypeError JS raises for
+/// an object that cannot be made primitive.
+pub fn loose_ge(a: &Value, b: &Value) -> Result<bool, TypeError> {
+    let pa = to_primitive(a)?;
+    let pb = to_primitive(b)?;
+    if let (Value::String(x), Value::String(y)) = (&pa, &pb) {
+        return Ok(x.units().cmp(y.units()) != Ordering::Less);
+    }
+    let (x, y) = (pa.to_number()?, pb.to_number()?);
+    Ok(!(x.is_nan() || y.is_nan()) && x >= y)
+}
+
+fn to_primitive(v: &Value) -> Result<Value, TypeError> {
+    match v {
+        Value::Array(_) | Value::Object(_) => v.to_js_string().map(Value::String),
+        other => Ok(other.clone()),
+    }
+}
+
+const NOT_PRIMITIVE: &str = "Cannot convert object to primitive value";
+
+/// `Number.isInteger(x)`.
+pub fn is_integer(v: &Value) -> bool {
+    matches!(v, Value::Number(n) if n.is_finite() && n.trunc() == *n)
+}
+
+/// JS whitespace and line terminators, what `String.prototype.trim` removes.
+pub fn is_js_space(u: u16) -> bool {
+    matches!(
+        u,
+        0x09 | 0x0A | 0x0B | 0x0C | 0x0D | 0x20 | 0xA0 | 0x1680 | 0x2000..=0x200A
+            | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000 | 0xFEFF
+    )
+}
+
+pub fn js_trim_is_empty(s: &str) -> bool {
+    s.encode_utf16().all(is_js_space)
+}
+
+
+/// strings contribute their indices, other primitives contribute nothing.
+pub fn spread_object(source: &Value) -> Object {
+    let mut out = Object::new();
+    match source {
+        Value::Object(o) => out = o.without_proto().unwrap_or_else(|| o.clone()),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                out.set(&i.to_string(), item.clone());
+            }
+        }
+        Value::String(s) => {
+            for (i, unit) in s.units().enumerate() {
+                out.set(&i.to_string(), Value::String(JsStr::from_utf16(vec![unit])));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// `[...x]` for an iterable source. Strings iterate by code point; anything
+/// that is not iterable is the TypeError V8 raises.
+pub fn spread_array(source: &Value, what: &str) -> Result<Vec<Value>, TypeError> {
+    match source {
+        Value::Array(items) => Ok(items.clone()),
+        Value::String(s) => Ok(string_code_points(s)),
+        other => Err(not_iterable_message(other, what)),
+    }
+}
+
+fn string_code_points(s: &JsStr) -> Vec<Value> {
+    let units: Vec<u16> = s.units().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < units.len() {
+        let hi = units[i];
+        let pair = (0xD800..0xDC00).contains(&hi)
+            && units.get(i + 1).is_some_and(|lo| (0xDC00..0xE000).contains(lo));
+        let width = if pair { 2 } else { 1 };
+        out.push(Value::String(JsStr::from_utf16(units[i..i + width].to_vec())));
+        i += width;
+    }
+    out
+}
+
+/// V8 names the spread expression itself: `(snapshot.x || []) is not iterable`.
+fn not_iterable_message(_v: &Value, what: &str) -> TypeError {
+    TypeError(format!("{} is not iterable", what))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn to_number_coerces_like_js() {
+        let s = |x: &str| Value::str(x).to_number().unwrap();
+        assert_eq!(s(" 3 "), 3.0);
+        assert_eq!(s("0x10"), 16.0);
+        assert_eq!(s("1e1"), 10.0);
+        assert_eq!(s(""), 0.0);
+        assert_eq!(s("\u{a0}\n"), 0.0);
+        assert_eq!(s(".5"), 0.5);
+        assert_eq!(s("5."), 5.0);
+        assert_eq!(s("-Infinity"), f64::NEG_INFINITY);
+        assert!(s("-0x10").is_nan());
+        assert!(s("inf").is_nan());
+        assert!(s("1_000").is_nan());
+        assert!(s(".").is_nan());
+        assert_eq!(Value::Array(vec![Value::Number(2.0)]).to_number().unwrap(), 2.0);
+        assert_eq!(Value::Array(vec![]).to_number().unwrap(), 0.0);
+        assert!(Value::Array(vec![Value::Number(1.0), Value::Number(2.0)]).to_number().unwrap().is_nan());
+        assert_eq!(Value::Bool(true).to_number().unwrap(), 1.0);
+        assert_eq!(Value::Null.to_number().unwrap(), 0.0);
+        assert!(Value::Undefined.to_number().unwrap().is_nan());
+        assert!(Value::Object(Object::new()).to_number().unwrap().is_nan());
+    }
+
+    #[test]
+    fn relational_compare_mixed_types() {
+        let n = Value::Number;
+        assert!(loose_ge(&Value::str("10"), &n(9.0)).unwrap());
+        assert!(!loose_ge(&Value::str("10"), &Value::str("9")).unwrap());
+        assert!(loose_ge(&Value::Null, &n(0.0)).unwrap());
+        assert!(!loose_ge(&Value::Undefined, &n(0.0)).unwrap());
+        assert!(loose_ge(&Value::Array(vec![n(2.0)]), &n(2.0)).unwrap());
+        assert!(loose_ge(&Value::Bool(true), &n(1.0)).unwrap());
+        assert!(!loose_ge(&Value::str("abc"), &n(0.0)).unwrap());
+    }
+
+    #[test]
+    fn spreads() {
+        let o = spread_object(&Value::str("ab"));
+        assert_eq!(o.len(), 2);
+        assert!(spread_array(&Value::Number(5.0), "x").is_err());
+        assert_eq!(spread_array(&Value::str("a\u{1F600}"), "x").unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,43 @@
+//! The core's errors as the old module's JavaScript would throw them.
+
+use napi::sys::napi_value;
+use quiver_live_core::error::FsError;
+use quiver_live_core::js::JsStr;
+use quiver_live_core::session::store::StoreError;
+
+use crate::env::{ErrorKind, Js, JsResult, Pending};
+
+/// An error shaped like Node's own fs errors: message `CODE: description,
+/// syscall 'path'` and `errno`, `code`, `syscall`, `path`.
+fn fs_error(js: Js, e: &FsError) -> JsResult<napi_value> {
+    let err = js.error(ErrorKind::Error, &JsStr::from(e.to_string()))?;
+    js.set(err, "errno", js.number(f64::from(e.errno))?)?;
+    js.set(err, "code", js.string(&e.code)?)?;
+    js.set(err, "syscall", js.string(e.syscall)?)?;
+    js.set(err, "path", js.string(&e.path.to_string_lossy())?)?;
+    Ok(err)
+}
+
+pub fn throw_fs(js: Js, e: &FsError) -> Pending {
+    match fs_error(js, e) {
+        Ok(err) => js.throw(err),
+        Err(p) => p,
+    }
+}
+
+pub fn throw(js: Js, kind: ErrorKind, message: &str) -> Pending {
+    match js.error(kind, &JsStr::from(message)) {
+        Ok(err) => js.throw(err),
+        Err(p) => p,
+    }
+}
+
+pub fn throw_store(js: Js, e: &StoreError) -> Pending {
+    match e {
+        StoreError::Message(m) => throw(js, ErrorKind::Error, m),
+        StoreError::Type(m) => throw(js, ErrorKind::Type, m),
+        StoreError::Fs(fs) => throw_fs(js, fs),
+        // Already pending: nothing to add.
+        StoreError::Thrown => Pending,
+    }
+}

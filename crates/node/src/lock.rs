@@ -1,0 +1,48 @@
+//! The source lock's native half: the JS wrapper runs the old module's loop
+//! (deadline, retries, `fn`, release in `finally`) and calls these for each
+//! attempt, so its argument coercions happen exactly where the old module's
+//! do.
+
+use std::path::{Path, PathBuf};
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use quiver_live_core::lock::{self, Acquired, LockError};
+
+use crate::env::{Js, JsResult, Pending};
+use crate::errors;
+
+fn throw_lock(js: Js, e: LockError) -> Pending {
+    match e {
+        LockError::Io { op, path, source } => errors::throw_fs(js, &quiver_live_core::error::FsError::new(&source, op, &path)),
+        LockError::Locked { .. } => errors::throw(js, crate::env::ErrorKind::Error, "source_locked"),
+    }
+}
+
+/// The lock file for `abs_file`: `<root>/.impeccable/live/locks/<24 hex>.lock`,
+/// where `<root>` is the project root of `abs_cwd` (`home` is `os.homedir()`).
+#[napi]
+pub fn lock_path(env: Env, abs_file: String, abs_cwd: String, home: String) -> Result<String> {
+    let js = Js::new(env.raw());
+    let root = crate::project_root(js, &abs_cwd, &home)?;
+    Ok(lock_file(&root, &abs_file).to_string_lossy().into_owned())
+}
+
+fn lock_file(root: &Path, abs_file: &str) -> PathBuf {
+    lock::lock_path(&root.join(".impeccable").join("live"), abs_file)
+}
+
+/// One attempt at the lock: clears a stale one, then creates it
+/// exclusively. Its token, or `null` while another holder has it.
+#[napi]
+pub fn try_lock(env: Env, lock_path: String, owner_json: Option<String>, abs_file: String) -> Result<Option<String>> {
+    let js = Js::new(env.raw());
+    let attempt: JsResult<_> = lock::try_acquire(Path::new(&lock_path), owner_json.as_deref(), &abs_file).map_err(|e| throw_lock(js, e));
+    Ok(attempt?.map(|a| a.token))
+}
+
+/// Removes the lock if it still carries `token`.
+#[napi]
+pub fn unlock(lock_path: String, token: String) {
+    lock::release(&Acquired { lock_path: PathBuf::from(lock_path), token });
+}

@@ -1,0 +1,180 @@
+//! The session store as a class the JS wrapper (`index.js`) drives: the
+//! wrapper does what JavaScript does best (defaults, destructuring, the old
+//! module's argument checks and their messages, `JSON.stringify` of the
+//! entry, `new Date()`), this does the rest.
+
+use std::cell::{RefCell, RefMut};
+use std::path::Path;
+
+use napi::bindgen_prelude::*;
+use napi::sys::{self, napi_value};
+use napi_derive::napi;
+use quiver_live_core::js::Value;
+use quiver_live_core::session::snapshot_file::Cached;
+use quiver_live_core::session::store::{NewEvent, Store, StoreError, View};
+
+use crate::convert::{from_js, Payload};
+use crate::env::{Js, JsResult};
+use crate::errors;
+use crate::host::NodeHost;
+
+#[napi(js_name = "Store")]
+pub struct NativeStore {
+    state: RefCell<State>,
+    root_dir: String,
+    legacy_root_dir: String,
+}
+
+struct State {
+    store: Store,
+    /// Values only V8 can hold (functions, symbols) found in events, which
+    /// snapshots name by index (`Value::Host`).
+    kept: Vec<sys::napi_ref>,
+    env: sys::napi_env,
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        let js = Js::new(self.env);
+        for r in self.kept.drain(..) {
+            js.delete_reference(r);
+        }
+    }
+}
+
+fn raw<'a>(env: &Env, v: napi_value) -> Unknown<'a> {
+    // SAFETY: `v` was made in this call, on `env`.
+    unsafe { Unknown::from_raw_unchecked(env.raw(), v) }
+}
+
+#[napi]
+impl NativeStore {
+    /// Opens the store of a project root, creating its sessions directory.
+    #[napi(constructor)]
+    pub fn new(env: Env, project_root: String, durable: bool) -> Result<NativeStore> {
+        let js = Js::new(env.raw());
+        let store = Store::open(Path::new(&project_root), durable).map_err(|e| errors::throw_fs(js, &e))?;
+        let (root_dir, legacy_root_dir) = (store.root_dir.to_string_lossy().into_owned(), store.legacy_root_dir.to_string_lossy().into_owned());
+        Ok(NativeStore { state: RefCell::new(State { store, kept: Vec::new(), env: env.raw() }), root_dir, legacy_root_dir })
+    }
+
+    #[napi(getter)]
+    pub fn root_dir(&self) -> String {
+        self.root_dir.clone()
+    }
+
+    #[napi(getter)]
+    pub fn legacy_root_dir(&self) -> String {
+        self.legacy_root_dir.clone()
+    }
+
+    /// Whether a journal exists for a valid id in either directory.
+    #[napi]
+    pub fn has(&self, env: Env, id: String) -> Result<bool> {
+        let js = Js::new(env.raw());
+        Ok(self.state(js)?.store.has(&id).map_err(|e| errors::throw_store(js, &e))?)
+    }
+
+    /// Brings the session's snapshot up to date; returns its version.
+    #[napi]
+    pub fn read(&self, env: Env, id: String) -> Result<f64> {
+        let js = Js::new(env.raw());
+        let mut state = self.state(js)?;
+        let view = state.store.read(&id, true, &NodeHost { js });
+        Ok(version(js, view)?)
+    }
+
+    /// Re-derives the session from its journal and rewrites its snapshot file.
+    #[napi]
+    pub fn flush(&self, env: Env, id: String) -> Result<f64> {
+        let js = Js::new(env.raw());
+        let mut state = self.state(js)?;
+        let view = state.store.flush(&id, &NodeHost { js });
+        Ok(version(js, view)?)
+    }
+
+    /// Journals `{ ...event, id }` as `entry` (`JSON.stringify` of the whole
+    /// entry with `seq: 0`, which is replaced), stamped `ts`.
+    #[napi]
+    pub fn append(&self, env: Env, id: String, event: Unknown, entry: String, ts: Unknown) -> Result<f64> {
+        let js = Js::new(env.raw());
+        // Read before the store is borrowed: getters may call back into it.
+        let mut found = Vec::new();
+        let value = from_js(js, event.raw(), &mut found)?;
+        let ts = from_js(js, ts.raw(), &mut found)?;
+        let mut state = self.state(js)?;
+        let (value, ts) = state.keep(js, found, value, ts)?;
+        let view = state.store.append(&id, NewEvent { value, ts, entry }, &NodeHost { js });
+        Ok(version(js, view)?)
+    }
+
+    /// The session's current snapshot for `JSON.parse`: its text, or
+    /// `[text, patches, kept values]` when JSON alone cannot carry it.
+    #[napi]
+    pub fn snapshot<'a>(&self, env: &'a Env, id: String) -> Result<Unknown<'a>> {
+        let js = Js::new(env.raw());
+        let state = self.state(js)?;
+        let payload = match state.store.current(&id) {
+            Some(Cached::Text(text)) => js.string(&text.json)?,
+            Some(Cached::Model(snapshot)) => state.payload(js, &Payload::of_snapshot(snapshot))?,
+            None => return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: session state missing").into()),
+        };
+        Ok(raw(env, payload))
+    }
+
+    /// Session ids with a journal in either directory, sorted as JS sorts.
+    #[napi]
+    pub fn list_ids(&self, env: Env) -> Result<Vec<String>> {
+        let js = Js::new(env.raw());
+        Ok(self.state(js)?.store.list_ids().map_err(|e| errors::throw_store(js, &e))?)
+    }
+}
+
+impl NativeStore {
+    /// The state, or a thrown error when a JS callback the store made (a
+    /// fake clock) calls back into it.
+    fn state(&self, js: Js) -> JsResult<RefMut<'_, State>> {
+        self.state.try_borrow_mut().map_err(|_| errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: store re-entered during an operation"))
+    }
+}
+
+fn version(js: Js, view: std::result::Result<View<'_>, StoreError>) -> JsResult<f64> {
+    view.map(|v| v.version as f64).map_err(|e| errors::throw_store(js, &e))
+}
+
+impl State {
+    /// Holds the values `found` by reference for as long as the store
+    /// lives, renumbering the handles in `value` and `ts` to match.
+    fn keep(&mut self, js: Js, found: Vec<napi_value>, mut value: Value, mut ts: Value) -> JsResult<(Value, Value)> {
+        if found.is_empty() {
+            return Ok((value, ts));
+        }
+        let base = self.kept.len() as u32;
+        for v in found {
+            self.kept.push(js.reference(v)?);
+        }
+        renumber(&mut value, base);
+        renumber(&mut ts, base);
+        Ok((value, ts))
+    }
+
+    fn payload(&self, js: Js, p: &Payload) -> JsResult<napi_value> {
+        let text = js.string(&p.json)?;
+        let Some(patches) = p.patches() else { return Ok(text) };
+        let kept = p.kept.iter().map(|&h| self.kept.get(h as usize).map_or_else(|| js.undefined(), |r| js.referenced(*r))).collect::<JsResult<Vec<_>>>()?;
+        js.array(&[text, js.string(&patches)?, js.array(&kept)?])
+    }
+}
+
+/// Adds `base` to every `Value::Host` handle in `v`.
+fn renumber(v: &mut Value, base: u32) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Host(h) => *h += base,
+            Value::Array(items) => stack.extend(items.iter_mut()),
+            Value::Object(o) => stack.extend(o.values_mut()),
+            _ => {}
+        }
+    }
+}
