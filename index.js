@@ -58,7 +58,10 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
 
   function getSnapshot(id = sessionId, opts = {}) {
     if (!id) throw new Error('session id required');
-    const snapshot = current(id, store.read(sessionFileId(id)));
+    // The read checks the id itself (-1: invalid): one call into the addon.
+    const version = typeof id === 'string' ? store.read(id) : -1;
+    if (version < 0) throw new Error('invalid session id: ' + id);
+    const snapshot = current(id, version);
     if (!opts.includeCompleted && COMPLETED_PHASES.has(snapshot.phase)) return null;
     return snapshot;
   }
@@ -95,7 +98,8 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       return current(id, store.flush(sessionFileId(id)));
     },
     listActiveSessions() {
-      return store.listIds().map((id) => getSnapshot(id)).filter(Boolean);
+      const [ids, versions] = store.readAll();
+      return ids.map((id, i) => current(id, versions[i])).filter((s) => !COMPLETED_PHASES.has(s.phase));
     },
   };
 }

@@ -11,7 +11,7 @@ use napi::sys::{self, napi_value};
 use napi_derive::napi;
 use quiver_live_core::js::Value;
 use quiver_live_core::session::snapshot_file::Cached;
-use quiver_live_core::session::store::{NewEvent, Store, StoreError, View};
+use quiver_live_core::session::store::{safe_session_id, NewEvent, Store, StoreError, View};
 
 use crate::convert::{from_js, Payload};
 use crate::env::{Js, JsResult};
@@ -75,9 +75,13 @@ impl NativeStore {
         Ok(self.state(js)?.store.has(&id).map_err(|e| errors::throw_store(js, &e))?)
     }
 
-    /// Brings the session's snapshot up to date; returns its version.
+    /// Brings the session's snapshot up to date; returns its version, or -1
+    /// when `id` cannot name a session (the wrapper words that error).
     #[napi]
     pub fn read(&self, env: Env, id: String) -> Result<f64> {
+        if safe_session_id(&id).is_err() {
+            return Ok(-1.0);
+        }
         let js = Js::new(env.raw());
         let mut state = self.state(js)?;
         let view = state.store.read(&id, true, &NodeHost { js });
@@ -122,11 +126,14 @@ impl NativeStore {
         Ok(raw(env, payload))
     }
 
-    /// Session ids with a journal in either directory, sorted as JS sorts.
+    /// Every session with a journal in either directory, in JS sort order,
+    /// brought up to date: `[ids, versions]`.
     #[napi]
-    pub fn list_ids(&self, env: Env) -> Result<Vec<String>> {
+    pub fn read_all(&self, env: Env) -> Result<(Vec<String>, Vec<f64>)> {
         let js = Js::new(env.raw());
-        Ok(self.state(js)?.store.list_ids().map_err(|e| errors::throw_store(js, &e))?)
+        let mut state = self.state(js)?;
+        let all = state.store.read_all(&NodeHost { js }).map_err(|e| errors::throw_store(js, &e))?;
+        Ok(all.into_iter().map(|(id, version)| (id, version as f64)).unzip())
     }
 }
 

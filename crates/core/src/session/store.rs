@@ -377,12 +377,12 @@ impl Store {
         self.ensure_current(id, key.clone(), false, locking, host)
     }
 
-    /// `listActiveSessions()`: every session with a journal, in id order,
-    /// skipping completed ones; returns (id, version). Errors surface at the
-    /// id where the old module's loop would throw (`session id required` for a
-    /// file named `.jsonl`, `invalid session id` for other odd names). Both
-    /// directories are opened once, so each session costs one `fstatat`.
-    pub fn list_active(&mut self, host: &dyn Host) -> Result<Vec<(String, u64)>, StoreError> {
+    /// What `listActiveSessions()` reads: every session with a journal, in
+    /// id order, brought up to date; returns (id, version). Errors surface at
+    /// the id where the old module's loop would throw (`session id required`
+    /// for a file named `.jsonl`, `invalid session id` for other odd names).
+    /// Both directories are opened once, so each session costs one `fstatat`.
+    pub fn read_all(&mut self, host: &dyn Host) -> Result<Vec<(String, u64)>, StoreError> {
         let ids = self.list_ids()?;
         let primary_dir = File::open(&self.root_dir).ok();
         let legacy_dir = File::open(&self.legacy_root_dir).ok();
@@ -394,11 +394,8 @@ impl Store {
             let id_ok = safe_session_id(&id)?.to_owned();
             let key = self.key_at(&id_ok, primary_dir.as_ref(), legacy_dir.as_ref());
             self.ensure_current(&id_ok, key, true, Locking::TakeShared, host)?;
-            let view = self.view(&id_ok);
-            if !view.snapshot.is_completed() {
-                let version = view.version;
-                out.push((id_ok, version));
-            }
+            let version = self.view(&id_ok).version;
+            out.push((id_ok, version));
         }
         Ok(out)
     }
