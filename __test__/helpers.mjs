@@ -7,9 +7,18 @@ import path from 'node:path';
 const require = createRequire(import.meta.url);
 export const native = require('../index.js');
 
-/** An empty project whose root is the directory itself (a `.git` stops the walk). */
+const projects = [];
+process.on('exit', () => {
+  for (const dir of projects) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * An empty project whose root is the directory itself (a `.git` stops the
+ * walk); removed when the process exits, whether its test passed or not.
+ */
 export function tempProject(prefix = 'qln-') {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  projects.push(dir);
   fs.mkdirSync(path.join(dir, '.git'));
   return dir;
 }

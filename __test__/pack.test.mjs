@@ -14,7 +14,11 @@ const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 test('npm pack installs offline and works without cargo on PATH', { timeout: 120_000 }, (t) => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-pack-'));
-  const packed = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', out], { cwd: root, encoding: 'utf8' }));
+  t.after(() => fs.rmSync(out, { recursive: true, force: true }));
+  // Everything npm and the consumer write to a temp dir (npm's compile cache
+  // on Node 22+, the consumer's project) goes under `out`.
+  const packEnv = { ...process.env, TMPDIR: out };
+  const packed = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', out], { cwd: root, env: packEnv, encoding: 'utf8' }));
   const tarball = path.join(out, packed[0].filename);
   const files = packed[0].files.map((f) => f.path);
   for (const f of ['index.js', 'index.d.ts', 'bin/quiver-live.mjs', 'quiver-live-native.linux-x64-gnu.node']) assert.ok(files.includes(f), `${f} in tarball`);
@@ -23,7 +27,7 @@ test('npm pack installs offline and works without cargo on PATH', { timeout: 120
   const consumer = path.join(out, 'consumer');
   fs.mkdirSync(consumer);
   fs.writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', type: 'module', private: true }));
-  const bareEnv = { HOME: os.homedir(), PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(path.delimiter) };
+  const bareEnv = { HOME: os.homedir(), TMPDIR: out, PATH: [path.dirname(process.execPath), '/usr/bin', '/bin'].join(path.delimiter) };
   execFileSync(npm, ['install', '--offline', '--no-audit', '--no-fund', tarball], { cwd: consumer, env: bareEnv, stdio: 'pipe' });
   fs.writeFileSync(path.join(consumer, 'use.mjs'), `
     import { createLiveSessionStore, GENERATION_FENCED_PHASES, withSourceLockSync, sourceLockPath } from 'quiver-live-native';
@@ -39,5 +43,4 @@ test('npm pack installs offline and works without cargo on PATH', { timeout: 120
   `);
   const result = JSON.parse(execFileSync(process.execPath, ['use.mjs'], { cwd: consumer, env: bareEnv, encoding: 'utf8' }));
   assert.deepEqual(result, { phase: 'generate_requested', fenced: true, locked: 'ok', lockDir: 'locks', cjs: 2 });
-  fs.rmSync(out, { recursive: true, force: true });
 });

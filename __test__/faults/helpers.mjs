@@ -31,12 +31,19 @@ export function referenceOrSkip(t) {
   return refPath;
 }
 
+const projects = [];
+process.on('exit', () => {
+  for (const dir of projects) removeDir(dir);
+});
+
 /**
  * A scratch project: a temp dir holding an empty `.git`, so the project-root
- * walk stops there and `<root>` is the dir itself.
+ * walk stops there and `<root>` is the dir itself. Tests remove it when done;
+ * one a failing test left behind is removed when the process exits.
  */
 export function makeProject(label) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `quiver-faults-${label}-`));
+  projects.push(dir);
   fs.mkdirSync(path.join(dir, '.git'));
   return dir;
 }

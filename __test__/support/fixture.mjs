@@ -7,11 +7,23 @@
 // - long strings from the ops (the "big string" cases) are stored once, in
 //   `blobs`, and every occurrence inside any other string is replaced by a
 //   private-use marker \uE000<index>\uE001.
+//
+// And one keeps them independent of the Node line: `JSON.parse`'s error
+// messages (the `message` of `journal_parse_failed` diagnostics) are worded
+// differently by each V8 ("... at position 3" on Node 20, "... at position 3
+// (line 1 column 4)" on 22+), so they are not stored. `parseErrors` holds the
+// text each message was thrown for, and every occurrence of the message (a
+// result string equal to it, the message as a JSON string in a file) is the
+// marker \uE002<index>\uE003; unpackFixture() puts back what `JSON.parse`
+// says about that text in the running Node.
 
-export const FIXTURE_FORMAT = 'quiver-live-differential/1';
+export const FIXTURE_FORMAT = 'quiver-live-differential/2';
 const BLOB_MIN = 16 * 1024;
 const MARK_OPEN = '\uE000';
 const MARK_CLOSE = '\uE001';
+const PARSE_OPEN = '\uE002';
+const PARSE_CLOSE = '\uE003';
+const RESERVED = [MARK_OPEN, MARK_CLOSE, PARSE_OPEN, PARSE_CLOSE];
 
 function mapStrings(tree, fn) {
   if (typeof tree === 'string') return fn(tree);
@@ -195,16 +207,90 @@ function unpackResult(result, done) {
   return unpackOne(result, done);
 }
 
+// -- JSON.parse messages -------------------------------------------------------
+
+/** The message `JSON.parse(text)` throws in this Node. */
+export function jsonParseMessage(text) {
+  try {
+    JSON.parse(text);
+  } catch (err) {
+    return err.message;
+  }
+  throw new Error(`fixture parse error text ${JSON.stringify(text.slice(0, 80))} parses without error`);
+}
+
+/**
+ * Replace each JSON.parse message of `parseFailures` (Map message -> Set of
+ * the texts it was thrown for) in the entries' results and files by its
+ * marker. Returns the marked entries and the texts, by marker index.
+ */
+function markParseMessages(entries, parseFailures) {
+  const texts = [];
+  const markers = new Map();
+  const markerFor = (message) => {
+    if (!markers.has(message)) {
+      const sources = [...parseFailures.get(message)];
+      if (sources.length !== 1) {
+        throw new Error(`JSON.parse threw ${JSON.stringify(message)} for ${sources.length} different texts: `
+          + 'cannot tell which one the transcript shows');
+      }
+      markers.set(message, PARSE_OPEN + texts.length + PARSE_CLOSE);
+      texts.push(sources[0]);
+    }
+    return markers.get(message);
+  };
+  const quoted = [...parseFailures.keys()].map((message) => [JSON.stringify(message), message]);
+  const inFile = (s) => {
+    let out = s;
+    for (const [q, message] of quoted) {
+      if (out.includes(q)) out = out.split(q).join(`"${markerFor(message)}"`);
+    }
+    return out;
+  };
+  const marked = entries.map((entry) => {
+    const out = { ...entry };
+    if ('result' in out) out.result = mapStrings(out.result, (s) => (parseFailures.has(s) ? markerFor(s) : s));
+    out.files = mapStrings(out.files, inFile);
+    return out;
+  });
+  return { entries: marked, texts };
+}
+
+/** Undo markParseMessages with the messages of this Node. */
+function restoreParseMessages(entries, texts) {
+  if (!texts.length) return entries;
+  const messages = texts.map(jsonParseMessage);
+  const inFile = messages.map((m) => JSON.stringify(m).slice(1, -1));
+  const re = new RegExp(`${PARSE_OPEN}(\\d+)${PARSE_CLOSE}`, 'g');
+  const restore = (table) => (s) => (s.includes(PARSE_OPEN) ? s.replace(re, (_, i) => table[Number(i)]) : s);
+  return entries.map((entry) => {
+    const out = { ...entry };
+    if ('result' in out) out.result = mapStrings(out.result, restore(messages));
+    out.files = mapStrings(out.files, restore(inFile));
+    return out;
+  });
+}
+
 // -- pack / unpack ------------------------------------------------------------
 
 /**
- * packFixture(seq, transcript, extra) -> plain JSON object.
- * `seq` is a generated sequence ({ tier, seed, layout, ops }).
+ * packFixture(seq, transcript, extra, parseFailures) -> plain JSON object.
+ * `seq` is a generated sequence ({ tier, seed, layout, ops }); `parseFailures`
+ * maps each message JSON.parse threw while the transcript was made to the set
+ * of texts it threw it for.
  */
-export function packFixture(seq, transcript, extra = {}) {
+export function packFixture(seq, transcript, extra = {}, parseFailures = new Map()) {
+  for (const tree of [seq.ops, transcript.entries]) {
+    forEachString(tree, (s) => {
+      if (RESERVED.some((c) => s.includes(c))) {
+        throw new Error('fixture text contains a marker character (U+E000 to U+E003)');
+      }
+    });
+  }
+  const { entries, texts: parseErrors } = markParseMessages(transcript.entries, parseFailures);
   let prevFiles = {};
   const bases = new Map();
-  const expected = transcript.entries.map((entry, index) => {
+  const expected = entries.map((entry, index) => {
     const { files, ...rest } = entry;
     if ('result' in rest) rest.result = packResult(rest.result, index, bases);
     const packed = { ...rest, files: packFiles(prevFiles, files) };
@@ -216,11 +302,6 @@ export function packFixture(seq, transcript, extra = {}) {
   const blobs = [];
   forEachString(seq.ops, (s) => {
     if (s.length >= BLOB_MIN && !blobs.includes(s)) blobs.push(s);
-  });
-  forEachString(body, (s) => {
-    if (s.includes(MARK_OPEN) || s.includes(MARK_CLOSE)) {
-      throw new Error('fixture text contains the blob marker characters U+E000/U+E001');
-    }
   });
   blobs.sort((a, b) => b.length - a.length);
   const packedBody = blobs.length
@@ -241,6 +322,7 @@ export function packFixture(seq, transcript, extra = {}) {
     layout: seq.layout,
     ...extra,
     blobs,
+    parseErrors,
     ops: packedBody.ops,
     expected: packedBody.expected,
   };
@@ -267,6 +349,6 @@ export function unpackFixture(fx) {
   });
   return {
     seq: { tier: fx.tier, seed: fx.seed, layout: fx.layout, ops },
-    expected: { entries },
+    expected: { entries: restoreParseMessages(entries, fx.parseErrors || []) },
   };
 }
