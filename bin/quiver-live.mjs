@@ -23,8 +23,6 @@ const EXIT_USAGE = 2;
 const EXIT_NOT_FOUND = 3;
 const EXIT_ERROR = 4;
 
-const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
-const COMPLETED_PHASES = new Set(['completed', 'discarded']);
 // As the store: an unreadable lock is only judged stale once it is this old
 // (younger, it may be a live acquisition caught between create and write).
 const UNREADABLE_LOCK_STALE_MS = 60_000;
@@ -144,6 +142,18 @@ function writeJson(value) {
 // ---------------------------------------------------------------------------
 // The package and the project's directories
 
+let bindingModule = null;
+/** The addon itself: the store's own rules (session ids, phases, locks) for the CLI to apply. */
+function binding() {
+  native();
+  bindingModule ??= require('../binding.js');
+  return bindingModule;
+}
+
+function isSessionId(id) {
+  return typeof id === 'string' && binding().isSessionId(id);
+}
+
 let nativeModule = null;
 function native() {
   if (!nativeModule) {
@@ -205,7 +215,7 @@ function listDir(dir) {
 
 function checkSessionId(id) {
   if (id === undefined) throw usageError('missing session id');
-  if (!SESSION_ID.test(id)) throw usageError(`invalid session id: ${sanitize(id)} (expected [A-Za-z0-9_-]{1,128})`);
+  if (!isSessionId(id)) throw usageError(`invalid session id: ${sanitize(id)} (expected [A-Za-z0-9_-]{1,128})`);
   return id;
 }
 
@@ -826,7 +836,7 @@ function listActive(store, dirs) {
       for (const name of listDir(dir).filter((n) => n.endsWith('.jsonl'))) ids.add(name.slice(0, -'.jsonl'.length));
     }
     const valid = [...ids].sort().filter((id) => {
-      if (SESSION_ID.test(id)) return true;
+      if (isSessionId(id)) return true;
       err(`quiver-live: skipping journal with an invalid session id: ${sanitize(id)}.jsonl (listActiveSessions throws on it)`);
       return false;
     });
@@ -853,7 +863,7 @@ function cmdShow(opts) {
 function describeSnapshot(s, now) {
   const rows = [];
   const add = (label, value) => rows.push([label, value]);
-  const active = !COMPLETED_PHASES.has(s.phase);
+  const active = !binding().schema().completedPhases.includes(s.phase);
   const phaseText = cell(s.phase);
   add('Session', cell(s.id));
   add('Phase', (phaseStyle(s.phase) ?? ((t) => t))(phaseText) + (active ? '' : c.dim('  (finished)')));
@@ -1199,7 +1209,7 @@ function findSnapshotProblems(dirs) {
   for (const name of listDir(dirs.sessionsDir).filter((n) => n.endsWith(SNAPSHOT_SUFFIX))) {
     const id = name.slice(0, -SNAPSHOT_SUFFIX.length);
     const file = path.join(dirs.sessionsDir, name);
-    if (!SESSION_ID.test(id)) {
+    if (!isSessionId(id)) {
       notes.push({ file, message: 'snapshot file of an invalid session id (ignored by readers)' });
       continue;
     }
@@ -1224,7 +1234,7 @@ function findInvalidJournalNames(dirs) {
   const found = [];
   for (const dir of [dirs.sessionsDir, dirs.legacyDir]) {
     for (const name of listDir(dir).filter((n) => n.endsWith('.jsonl'))) {
-      if (!SESSION_ID.test(name.slice(0, -'.jsonl'.length))) found.push({ file: path.join(dir, name) });
+      if (!isSessionId(name.slice(0, -'.jsonl'.length))) found.push({ file: path.join(dir, name) });
     }
   }
   return found;

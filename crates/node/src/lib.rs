@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use quiver_live_core::project;
-use quiver_live_core::session::schema::{ADDED_FIELDS, COMPLETED_PHASES, EVENT_TYPES, FIELDS, GENERATION_FENCED_PHASES};
+use quiver_live_core::session::schema::{ADDED_FIELDS, COMPLETED_PHASES, EVENT_TYPES, FIELDS, GENERATION_FENCED_PHASES, MOUNT_FAILURE_HISTORY};
 use quiver_live_core::session::store::safe_session_id;
 
 use env::{ErrorKind, Js, JsResult};
@@ -40,24 +40,37 @@ pub fn is_session_id(id: String) -> bool {
     safe_session_id(&id).is_ok()
 }
 
-/// The snapshot schema, for the wrapper (phase sets) and for tools.
+/// One row of the snapshot schema.
+#[napi(object)]
+pub struct SchemaField {
+    pub name: String,
+    /// How the head of `applyEvent` rebuilds it (`Copied`, `ObjectCopy`, ...).
+    pub rebuild: String,
+    /// Its TypeScript type; `?` after the name for fields events add.
+    pub ts_type: String,
+    pub added: bool,
+}
+
+/// The snapshot schema, for the wrapper (phase sets), tools and tests.
 #[napi(object)]
 pub struct Schema {
-    pub fields: Vec<String>,
-    pub added_fields: Vec<String>,
+    pub fields: Vec<SchemaField>,
     pub event_types: Vec<String>,
     pub completed_phases: Vec<String>,
     pub generation_fenced_phases: Vec<String>,
+    pub mount_failure_history: u32,
 }
 
 #[napi]
 pub fn schema() -> Schema {
     let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
+    let base = FIELDS.iter().map(|f| SchemaField { name: f.name.into(), rebuild: format!("{:?}", f.rebuild), ts_type: f.ts_type.into(), added: false });
+    let added = ADDED_FIELDS.iter().map(|(name, ts)| SchemaField { name: (*name).into(), rebuild: "Copied".into(), ts_type: (*ts).into(), added: true });
     Schema {
-        fields: FIELDS.iter().map(|f| f.name.to_string()).collect(),
-        added_fields: ADDED_FIELDS.iter().map(|(name, _)| name.to_string()).collect(),
+        fields: base.chain(added).collect(),
         event_types: strings(&EVENT_TYPES),
         completed_phases: strings(&COMPLETED_PHASES),
         generation_fenced_phases: strings(&GENERATION_FENCED_PHASES),
+        mount_failure_history: MOUNT_FAILURE_HISTORY as u32,
     }
 }
