@@ -22,6 +22,7 @@ import { unpackFixture } from './support/fixture.mjs';
 import { runSequence, compareTranscripts, allDifferences, formatMismatch } from './support/transcript.mjs';
 import { compareLive } from './support/live.mjs';
 import { TIERS } from './support/gen.mjs';
+import { referenceVocabulary } from './support/vocabulary.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const FIXTURE_DIR = path.join(here, 'fixtures', 'differential');
@@ -96,6 +97,7 @@ test('live differential against the reference (QUIVER_REFERENCE_DIR)', async (t)
     }
   });
 
+  const vocabulary = await referenceVocabulary();
   const cases = Number(process.env.DIFF_CASES ?? 50);
   const base = process.env.DIFF_SEED === 'random'
     ? (Math.floor(Math.random() * 0x7fffffff) + 1000) >>> 0
@@ -112,7 +114,7 @@ test('live differential against the reference (QUIVER_REFERENCE_DIR)', async (t)
     for (let i = 0; i < cases; i++) {
       const seed = (base + i) >>> 0;
       await t.test(`${tier} seed ${seed}`, () => {
-        const r = compareLive({ tier, seed, reference, candidate });
+        const r = compareLive({ tier, seed, reference, candidate, options: { vocabulary } });
         sequences++;
         ops += r.ops;
         checks += r.checks;

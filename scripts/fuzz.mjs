@@ -24,6 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { loadPackage, loadReference, PACKAGE_DIR } from '../__test__/support/impls.mjs';
 import { compareLive } from '../__test__/support/live.mjs';
 import { TIERS } from '../__test__/support/gen.mjs';
+import { referenceVocabulary } from '../__test__/support/vocabulary.mjs';
 
 function usage(msg) {
   if (msg) console.error(msg);
@@ -73,6 +74,8 @@ async function main() {
     candidate = loadPackage(entry);
     candidateName = path.relative(process.cwd(), entry) || entry;
   }
+  // The old module's event types and fields drive the generator.
+  const vocabulary = await referenceVocabulary();
   const base = (args.seed ?? Math.floor(Math.random() * 0x7fffffff)) >>> 0;
   const tiers = args.tier === 'both' ? TIERS : [args.tier];
   console.log(`fuzz: ${candidateName} vs reference, tiers ${tiers.join('+')}, ${args.cases} sequences per tier from seed ${base}, ${args.ops} ops each`);
@@ -86,7 +89,7 @@ async function main() {
       const seed = (base + i) >>> 0;
       let r;
       try {
-        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend } });
+        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary } });
       } catch (err) {
         // A harness crash is a failure too, with the seed to reproduce it.
         r = { tier, seed, ops: 0, checks: 1, agreements: 0, mismatches: [{ report: `harness error tier=${tier} seed=${seed}: ${err.stack}` }] };

@@ -19,6 +19,7 @@
 //   { op: 'writeFile', path, bytes }          write any file under the project root
 
 import { encodeValue, encodeBytes } from './encode.mjs';
+import { nativeVocabulary } from './vocabulary.mjs';
 
 // ---------------------------------------------------------------------------
 // PRNG: sfc32 seeded through splitmix32, so nearby seeds diverge immediately.
@@ -81,6 +82,10 @@ const PAGES = ['/', '/pricing', '/blog/hello-world', '/about', '/docs/getting-st
 const SOURCE_FILES = ['src/components/Hero.tsx', 'src/pages/index.astro', 'src/routes/+page.svelte',
   'app/page.tsx', 'index.html'];
 const PREVIEW_MODES = ['source', 'component', 'svelte-component', 'insert'];
+/** Event fields the old module's reducer reads (a superset is harmless). */
+const COERCED_KEYS = ['variant', 'variantId', 'revision', 'revisionDomain', 'reason', 'owner', 'phase', 'at', 'durationMs',
+  'count', 'arrivedVariants', 'plan', 'waivers', 'paramValues', 'screenshotPath', 'carbonize', 'file', 'sourceFile',
+  'previewFile', 'previewMode', 'message', 'sourceEventType', 'visibleVariant', 'url', 'error', 'pageUrl'];
 const UNKNOWN_TYPES = ['exit', 'prefetch', 'manual_edits', 'error', 'done', 'Generate', 'agent-done'];
 
 /**
@@ -125,11 +130,16 @@ export const DEFAULT_OPTIONS = {
   // before the store appends to that journal again. The old module glues the
   // next append onto a torn tail; the port is required not to.
   tornAppend: false,
+  // What the reducer knows: event types and base snapshot fields (see
+  // vocabulary.mjs). The harness passes the old module's when it has it, so a
+  // type or field added upstream is exercised before it is ported.
+  vocabulary: null,
 };
 
 export function generateSequence(tier, seed, options = {}) {
   if (!TIERS.includes(tier)) throw new Error(`unknown tier ${tier}`);
   const opt = { ...DEFAULT_OPTIONS, ...options };
+  opt.vocabulary ??= nativeVocabulary();
   const rng = makeRng(seed ^ (tier === 'adversarial' ? 0x5a5a5a5a : 0));
   const adv = tier === 'adversarial';
   const g = new Gen(rng, adv, opt);
@@ -185,6 +195,22 @@ class Gen {
       '\uD800', 'a\uDC00b', '\uDBFF\uDBFF', 'x\uD83D', '\uD83D\uDE00 ok', '', ' ', '\u0000nul', 'tab\tnl\nq"\\',
       '\u2028\u2029', 'caf\u00e9', '\u{1F600}', '__proto__', 'constructor', '10', '-0', 'NaN', '0x10', ' 3 ',
       '</script>', 'ab'.repeat(rng.range(1, 40)),
+    ]);
+  }
+
+  /** A value whose coercion (`Number()`, `String()`, `>=`, a spread) throws or bends. */
+  hostile() {
+    return this.rng.pickCall([
+      () => ({ toString: 'x' }),
+      () => ({ toString: null, valueOf: 1 }),
+      () => ({ valueOf: 2 }),
+      () => [{ toString: 1 }],
+      () => [[{ toString: 1 }]],
+      () => this.rng.pick([' 3 ', '1e1', '0x10', '-0', '', ' ', '2', 'Infinity']),
+      () => this.rng.pick([NaN, -0, Infinity, 1.5, -1, 0]),
+      () => this.rng.pick([[1, 2], [3], [], ['4']]),
+      () => this.rng.pick([true, false, null]),
+      () => 10n,
     ]);
   }
 
@@ -410,6 +436,12 @@ class Gen {
         if (rng.chance(0.5)) ev.payload = this.maybeOdd({ ok: true }, 0.3, 'journal');
         break;
     }
+    if (this.adv && rng.chance(0.2)) {
+      // A field the reducer may coerce, set to what coercion refuses or bends.
+      const keys = Object.keys(ev).filter((k) => k !== 'type' && k !== 'id');
+      const k = keys.length && rng.chance(0.7) ? rng.pick(keys) : rng.pick(COERCED_KEYS);
+      ev[k] = this.hostile();
+    }
     if (this.adv && rng.chance(0.15)) {
       // Odd extra keys, including integer-like ones and undefined values.
       const k = this.oddKey();
@@ -437,9 +469,7 @@ class Gen {
       steer_requested: ['steer_done', 'agent_error', 'checkpoint'],
       done: ['generate', 'checkpoint', 'steer', 'complete'],
     };
-    const all = ['generate', 'variant_plan', 'detector_waivers', 'agent_phase', 'variants_ready', 'agent_done',
-      'variant_mounted', 'variant_mount_failed', 'checkpoint', 'accept', 'accept_intent', 'discard', 'discarded',
-      'complete', 'steer', 'steer_done', 'carbonize_cleanup', 'manual_edit_apply', 'agent_error'];
+    const all = this.opt.vocabulary.eventTypes;
     if (rng.chance(0.04)) return rng.pick(UNKNOWN_TYPES);
     if (rng.chance(0.65)) {
       const choices = flow[s.stage] || flow.done;
@@ -482,11 +512,13 @@ class Gen {
       entry.ts = rng.pick(['Tue, 01 Jan 2030 00:00:00 GMT', '2030/01/02', '2030-01-03 10:00', 'January 4, 2030 10:00:00 UTC',
         '2030-01-05T00:00:00+02:00', '1/6/2030', '2030-01-07T00:00:00.123456Z']);
     } else if (ts === 'odd') {
-      entry.ts = rng.pick(['', 'not a date', 12345, 0, null, true, '2030-13-45', ' ', ['2030'], { t: 1 }]);
+      entry.ts = rng.pick(['', 'not a date', 12345, 0, null, true, '2030-13-45', ' ', ['2030'], { t: 1 },
+        { toString: 'x' }, [{ toString: 1 }]]);
     }
     if (rng.chance(this.adv ? 0.15 : 0.05)) Object.assign(entry, event);
     else entry.event = event;
-    let text = JSON.stringify(entry);
+    // A BigInt has no JSON form; a line another writer left holds a number.
+    let text = JSON.stringify(entry, (_k, v) => (typeof v === 'bigint' ? Number(v) : v));
     if (text === undefined) text = 'null';
     return text;
   }
@@ -708,7 +740,14 @@ class Gen {
         this.push({ op: 'append', args: this.badAppendArgs(s) });
         break;
       case 'editSnapshot':
-        this.push({ op: 'editSnapshot', id: s.id, edit: rng.pick(EDITS) });
+        if (rng.chance(0.5)) {
+          // Any base field (the vocabulary's, so new ones too) holding a
+          // value of the wrong type.
+          const value = rng.pick([5, 'ab', '', null, true, [null], [1, 'x'], {}, { a: 1 }, { toString: 1 }, [{ toString: 1 }], -1]);
+          this.push({ op: 'editSnapshot', id: s.id, edit: 'setField', field: rng.pick(this.opt.vocabulary.fields), value });
+        } else {
+          this.push({ op: 'editSnapshot', id: s.id, edit: rng.pick(EDITS) });
+        }
         if (rng.chance(0.7)) this.push({ op: 'restart', options: encodeValue(this.storeOptions()) });
         break;
       case 'writeFile': {

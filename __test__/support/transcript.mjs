@@ -149,9 +149,10 @@ const EDIT_FNS = {
   integerKeys: (o) => { o['10'] = 'ten'; o['2'] = 'two'; },
   dropKeys: (o) => { delete o.pageUrl; delete o.diagnostics; delete o.mountFailures; },
   journalBytesOff: (o) => { o.__journalBytes = Number(o.__journalBytes) + 1; },
+  setField: (o, op) => { o[op.field] = op.value; },
 };
 
-function editSnapshotFile(file, edit) {
+function editSnapshotFile(file, edit, op) {
   if (!fs.existsSync(file)) return false;
   const text = fs.readFileSync(file, 'utf8');
   if (edit === 'garbage') fs.writeFileSync(file, '{"id": broken');
@@ -165,7 +166,7 @@ function editSnapshotFile(file, edit) {
       return 'unparsable';
     }
     if (!obj || typeof obj !== 'object') return 'not-object';
-    EDIT_FNS[edit](obj);
+    EDIT_FNS[edit](obj, op);
     fs.writeFileSync(file, JSON.stringify(obj, null, 2) + '\n');
   }
   return true;
@@ -280,7 +281,7 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
         return { value: existed };
       }
       case 'editSnapshot':
-        return { value: editSnapshotFile(path.join(project.sessionsDir, op.id + '.snapshot.json'), op.edit) };
+        return { value: editSnapshotFile(path.join(project.sessionsDir, op.id + '.snapshot.json'), op.edit, op) };
       case 'writeJournal': {
         const dir = op.dir === 'legacy' ? project.legacyDir : project.sessionsDir;
         fs.mkdirSync(dir, { recursive: true });
