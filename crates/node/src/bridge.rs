@@ -317,10 +317,10 @@ impl Js {
     pub fn throw_fs_error(&self, e: &FsError) -> Pending {
         let build = || -> JsResult<napi_value> {
             let err = self.error_with(ErrorKind::Error, &e.to_string())?;
-            self.set(err, "errno", self.number(f64::from(e.errno))?)?;
-            self.set(err, "code", self.string(&e.code)?)?;
-            self.set(err, "syscall", self.string(e.syscall)?)?;
-            self.set(err, "path", self.string(&e.path.to_string_lossy())?)?;
+            self.set(err, "errno", self.number(f64::from(e.errno()))?)?;
+            self.set(err, "code", self.string(&e.code())?)?;
+            self.set(err, "syscall", self.string(e.syscall())?)?;
+            self.set(err, "path", self.string(&e.path().to_string_lossy())?)?;
             Ok(err)
         };
         match build() {

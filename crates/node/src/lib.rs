@@ -28,7 +28,7 @@ use bridge::{attach, Js, JsResult, NodeHost, Pending, ToJs, Walker};
 use quiver_live_core::session::snapshot_file::Snapshot;
 use quiver_live_core::session::store::{self as store, Store};
 use quiver_live_core::session::reducer;
-use quiver_live_core::{error as fs_error, lock, project as project_root};
+use quiver_live_core::{lock, project as project_root};
 use quiver_live_core::js::value::{self as value, JsStr, Value};
 
 /// The phase names after which late generation events are fenced off, as a
@@ -575,10 +575,7 @@ fn throw_lock_error(js: Js, e: lock::LockError) -> Pending {
                 Err(p) => p,
             }
         }
-        lock::LockError::Io { op, path, source } => {
-            let op: &'static str = op;
-            js.throw_fs_error(&fs_error::FsError::new(&source, op, &path))
-        }
+        lock::LockError::Fs(e) => js.throw_fs_error(&e),
     }
 }
 

@@ -9,12 +9,12 @@
 //! lease (see `sys::write_lease`): granted only when nobody has the file
 //! open, and holding off any open until the write is done. When the lease is
 //! refused (a reader has the file open), the file must shrink (which would
-//! take a second syscall), or leases are unavailable, the new text goes to a
-//! temporary file that is renamed over the old one.
+//! take a second syscall), or leases are unavailable (macOS, Windows), the new
+//! text goes to a staged file that is renamed over the old one.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Context, FsError};
 use crate::js::json;
@@ -45,14 +45,6 @@ pub fn render(snapshot: &Object, journal_bytes: i64, next_seq: f64) -> String {
     text
 }
 
-/// Where the next version is staged before it is renamed over the snapshot.
-/// The name does not end in `.jsonl`, so no store lists it as a session.
-fn staging_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(format!(".{}.tmp", std::process::id()));
-    PathBuf::from(name)
-}
-
 /// Writes the snapshot file. `open` is the descriptor kept from this
 /// process's last write of the same file, if any (see [`OpenSnapshot`] for
 /// when it is used); it holds the descriptor to keep for the next write
@@ -64,12 +56,9 @@ pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64, 
     }
     // The rename replaces the file a kept descriptor refers to.
     *open = None;
-    let staging = staging_path(path);
-    let result = write_staged(&staging, text.as_bytes()).and_then(|()| fs::rename(&staging, path).at("rename", path));
-    if result.is_err() {
-        let _ = fs::remove_file(&staging);
-    }
-    result
+    let mut staged = sys::StagedFile::create(path)?;
+    staged.write_all(text.as_bytes()).at("write", staged.path())?;
+    staged.commit()
 }
 
 /// The crash-safe variant for `durable` stores: the new text is staged,
@@ -77,17 +66,10 @@ pub fn write(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64, 
 /// version or the new one, never pages of both.
 pub fn write_durable(path: &Path, snapshot: &Object, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
     let text = render(snapshot, journal_bytes, next_seq);
-    let staging = staging_path(path);
-    let result = (|| {
-        let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(&staging).at("open", &staging)?;
-        f.write_all(text.as_bytes()).at("write", &staging)?;
-        f.sync_data().at("fsync", &staging)?;
-        fs::rename(&staging, path).at("rename", path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&staging);
-    }
-    result
+    let mut staged = sys::StagedFile::create(path)?;
+    staged.write_all(text.as_bytes()).at("write", staged.path())?;
+    staged.sync_data().at("fsync", staged.path())?;
+    staged.commit()
 }
 
 /// The snapshot file held open between writes. Opening and closing it costs
@@ -117,19 +99,18 @@ impl OpenSnapshot {
     }
 
     fn rewrite(&self, path: &Path, bytes: &[u8]) -> Result<InPlace, FsError> {
-        use std::os::unix::fs::{FileExt, MetadataExt};
         let Ok(_lease) = sys::write_lease(&self.file) else { return Ok(InPlace::Refused) };
         // Under the lease nobody can open the file, so its size holds until
         // the write is done; a rename over it could still unlink it.
-        let m = self.file.metadata().at("fstat", path)?;
-        if m.nlink() == 0 {
+        let m = sys::FileInfo::of(&self.file).at("fstat", path)?;
+        if m.links == 0 {
             return Ok(InPlace::Stale);
         }
         // Bytes past the new end would stay: shrinking takes the rename.
-        if !m.is_file() || m.len() > bytes.len() as u64 {
+        if !m.is_file || m.len > bytes.len() as u64 {
             return Ok(InPlace::Refused);
         }
-        self.file.write_all_at(bytes, 0).at("write", path)?;
+        sys::write_all_at(&self.file, bytes, 0).at("write", path)?;
         Ok(InPlace::Written)
     }
 }
@@ -151,11 +132,6 @@ pub(crate) fn rewrite_in_place(path: &Path, bytes: &[u8], open: &mut Option<Open
         *open = Some(fresh);
     }
     Ok(written)
-}
-
-fn write_staged(staging: &Path, bytes: &[u8]) -> Result<(), FsError> {
-    let mut f: File = OpenOptions::new().write(true).create(true).truncate(true).open(staging).at("open", staging)?;
-    f.write_all(bytes).at("write", staging)
 }
 
 /// A session's snapshot as a store holds it.

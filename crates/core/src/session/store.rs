@@ -13,7 +13,6 @@
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -63,6 +62,11 @@ const KEEP_REPLAY_FROM_BYTES: u64 = 256 * 1024;
 /// them after every append, as the old module does).
 const HOLD_FILES_MS: u64 = 2000;
 
+/// How long an append waits for another writer's lock on the journal. An
+/// append holds it for microseconds; a holder stuck longer (a stopped
+/// process) fails the append with ETIMEDOUT instead of hanging the caller.
+const JOURNAL_LOCK_PATIENCE: Duration = Duration::from_secs(10);
+
 /// Session ids become file names, so anything that could leave the sessions
 /// directory (`..`, separators, NUL) is refused before it reaches a path.
 pub fn safe_session_id(id: &str) -> Result<&str, StoreError> {
@@ -80,15 +84,14 @@ struct FileKey {
 
 impl FileKey {
     fn of(path: &Path) -> FileKey {
-        match fs::metadata(path) {
-            Ok(m) => FileKey::from_meta(path, &m),
+        match sys::FileInfo::of_path(path) {
+            Ok(m) => FileKey::from_info(path, &m),
             Err(_) => FileKey { path: path.to_path_buf(), size: -1, mtime_ns: -1 },
         }
     }
 
-    fn from_meta(path: &Path, m: &fs::Metadata) -> FileKey {
-        let mtime_ns = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
-        FileKey { path: path.to_path_buf(), size: m.len() as i64, mtime_ns }
+    fn from_info(path: &Path, m: &sys::FileInfo) -> FileKey {
+        FileKey { path: path.to_path_buf(), size: m.len as i64, mtime_ns: m.mtime_ns }
     }
 
     fn exists(&self) -> bool {
@@ -133,9 +136,9 @@ struct HeldFiles {
 /// A session's journal, exclusively locked, with its metadata.
 enum Locked {
     /// Through the descriptor held from the last append.
-    Held(LockedFile, fs::Metadata),
+    Held(LockedFile, sys::FileInfo),
     /// Opened by path; true when this call created the file.
-    Opened(LockedFile, fs::Metadata, bool),
+    Opened(LockedFile, sys::FileInfo, bool),
 }
 
 impl HeldFiles {
@@ -196,12 +199,12 @@ impl Store {
     /// primary) with its size and mtime, in one `stat` when it is the primary.
     fn readable_journal_key(&self, id: &str) -> FileKey {
         let primary = self.journal_path(id);
-        if let Ok(m) = fs::metadata(&primary) {
-            return FileKey::from_meta(&primary, &m);
+        if let Ok(m) = sys::FileInfo::of_path(&primary) {
+            return FileKey::from_info(&primary, &m);
         }
         let legacy = self.legacy_journal_path(id);
-        match fs::metadata(&legacy) {
-            Ok(m) => FileKey::from_meta(&legacy, &m),
+        match sys::FileInfo::of_path(&legacy) {
+            Ok(m) => FileKey::from_info(&legacy, &m),
             Err(_) if primary.exists() => FileKey::of(&primary),
             Err(_) => FileKey { path: primary, size: -1, mtime_ns: -1 },
         }
@@ -317,7 +320,7 @@ impl Store {
                 (file, meta, created)
             }
         };
-        let before = FileKey::from_meta(&primary, &meta);
+        let before = FileKey::from_info(&primary, &meta);
         self.ensure_current(id, before.clone(), true, Locking::AlreadyExclusive, host)?;
         self.ensure_model(id, &before, Locking::AlreadyExclusive, host)?;
 
@@ -334,7 +337,7 @@ impl Store {
         }
 
         let entry = entry_value(seq, id, event, &ts);
-        let after = FileKey::from_meta(&primary, &file.metadata().at("fstat", &primary)?);
+        let after = FileKey::from_info(&primary, &sys::FileInfo::of(&file).at("fstat", &primary)?);
         self.apply_own_append(id, &entry, &line, &before, after.clone(), torn, host)?;
         if after.size != before.size + line.len() as i64 {
             // A writer that takes no lock (the old module) appended between
@@ -345,7 +348,7 @@ impl Store {
             self.ensure_current(id, after, false, Locking::AlreadyExclusive, host)?;
         }
         self.persist_snapshot(id, &mut held.snapshot)?;
-        held.journal = Some((file.unlock(), sys::FileId::of(&meta)));
+        held.journal = Some((file.unlock(), meta.id));
         self.held.put(held);
         Ok(self.view(id))
     }
@@ -355,13 +358,12 @@ impl Store {
     /// file (a journal deleted, replaced or moved away is opened again by
     /// path).
     fn lock_journal(&mut self, id: &str, primary: &Path, held: Option<(File, sys::FileId)>) -> Result<Locked, StoreError> {
-        let flock_error = |e: std::io::Error| FsError::new(&e, "flock", primary);
         if let Some((file, file_id)) = held {
-            let locked = sys::lock_exclusive(file, primary).map_err(flock_error)?;
+            let locked = sys::lock_exclusive(file, primary, JOURNAL_LOCK_PATIENCE)?;
             // The lock is taken first: the file the path names once we hold
             // it is the one every other writer will lock too.
-            if let Ok(meta) = fs::metadata(primary) {
-                if sys::FileId::of(&meta) == file_id {
+            if let Ok(meta) = sys::FileInfo::of_path(primary) {
+                if meta.id == file_id {
                     return Ok(Locked::Held(locked, meta));
                 }
             }
@@ -373,8 +375,8 @@ impl Store {
                 open_journal(primary)?
             }
         };
-        let locked = sys::lock_exclusive(file, primary).map_err(flock_error)?;
-        let meta = locked.metadata().at("fstat", primary)?;
+        let locked = sys::lock_exclusive(file, primary, JOURNAL_LOCK_PATIENCE)?;
+        let meta = sys::FileInfo::of(&locked).at("fstat", primary)?;
         Ok(Locked::Opened(locked, meta, created))
     }
 
@@ -455,8 +457,8 @@ impl Store {
     /// directories are opened once, so each session costs one `fstatat`.
     pub fn list_active(&mut self, host: &dyn Host) -> Result<Vec<(String, u64)>, StoreError> {
         let ids = self.list_ids()?;
-        let primary_dir = File::open(&self.root_dir).ok();
-        let legacy_dir = File::open(&self.legacy_root_dir).ok();
+        let primary_dir = sys::Dir::open(&self.root_dir).ok();
+        let legacy_dir = sys::Dir::open(&self.legacy_root_dir).ok();
         let mut out = Vec::new();
         for id in ids {
             if id.is_empty() {
@@ -475,13 +477,13 @@ impl Store {
     }
 
     /// `readable_journal_key` through already open directories.
-    fn key_at(&self, id: &str, primary: Option<&File>, legacy: Option<&File>) -> FileKey {
+    fn key_at(&self, id: &str, primary: Option<&sys::Dir>, legacy: Option<&sys::Dir>) -> FileKey {
         let name = format!("{}.jsonl", id);
-        if let Some(Ok((size, mtime_ns))) = primary.map(|d| sys::stat_at(d, &name)) {
-            return FileKey { path: self.journal_path(id), size: size as i64, mtime_ns };
+        if let Some(Ok(m)) = primary.map(|d| d.stat(&name)) {
+            return FileKey::from_info(&self.journal_path(id), &m);
         }
-        if let Some(Ok((size, mtime_ns))) = legacy.map(|d| sys::stat_at(d, &name)) {
-            return FileKey { path: self.legacy_journal_path(id), size: size as i64, mtime_ns };
+        if let Some(Ok(m)) = legacy.map(|d| d.stat(&name)) {
+            return FileKey::from_info(&self.legacy_journal_path(id), &m);
         }
         self.readable_journal_key(id)
     }
@@ -494,7 +496,7 @@ impl Store {
             let entries = match fs::read_dir(dir) {
                 Ok(e) => e,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(FsError::new(&e, "scandir", dir).into()),
+                Err(e) => return Err(FsError::new(e, "scandir", dir).into()),
             };
             for entry in entries {
                 let entry = entry.at("scandir", dir)?;
@@ -599,13 +601,14 @@ fn open_existing_journal(path: &Path) -> Result<Option<File>, FsError> {
     match OpenOptions::new().read(true).append(true).open(path) {
         Ok(f) => Ok(Some(f)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(FsError::new(&e, "open", path)),
+        Err(e) => Err(FsError::new(e, "open", path)),
     }
 }
 
 fn open_journal(path: &Path) -> Result<(File, bool), FsError> {
     let existed = path.exists();
-    let file = OpenOptions::new().read(true).append(true).create(true).mode(0o666).open(path).at("open", path)?;
+    // std creates it 0o666 less the umask, as Node does.
+    let file = OpenOptions::new().read(true).append(true).create(true).open(path).at("open", path)?;
     Ok((file, !existed))
 }
 
@@ -632,7 +635,7 @@ fn write_line(file: &File, path: &Path, line: &str, size_before: u64) -> Result<
         if written > 0 && file.metadata().is_ok_and(|m| m.len() == size_before + written as u64) {
             let _ = file.set_len(size_before);
         }
-        return Err(FsError::new(&err, "write", path));
+        return Err(FsError::new(err, "write", path));
     }
     Ok(())
 }
@@ -695,7 +698,7 @@ pub fn mkdir_all(dir: &Path) -> Result<(), FsError> {
     match fs::create_dir(dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
-        Err(e) => Err(FsError::new(&e, "mkdir", dir)),
+        Err(e) => Err(FsError::new(e, "mkdir", dir)),
     }
 }
 
@@ -961,16 +964,15 @@ mod tests {
     /// would be renamed over instead).
     #[test]
     fn flush_writes_through_the_held_snapshot_file() {
-        use std::os::unix::fs::MetadataExt;
         let root = temp_root("flush-held");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
         store.append("s", event(r#"{"type":"generate","id":"s"}"#), None, &host).unwrap();
         store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":2}"#), None, &host).unwrap();
         assert_eq!(descriptors_open_on(&store.snapshot_path("s")), 1);
-        let ino = fs::metadata(store.snapshot_path("s")).unwrap().ino();
+        let id = sys::FileInfo::of_path(&store.snapshot_path("s")).unwrap().id;
         store.flush("s", &host).unwrap();
-        assert_eq!(fs::metadata(store.snapshot_path("s")).unwrap().ino(), ino, "rewritten in place");
+        assert_eq!(sys::FileInfo::of_path(&store.snapshot_path("s")).unwrap().id, id, "rewritten in place");
         assert_eq!(descriptors_open_on(&store.snapshot_path("s")), 1);
         assert_snapshot_file_current(&mut store, "s", &host);
     }
@@ -1023,13 +1025,13 @@ mod tests {
             j.write_all(line.as_bytes()).unwrap();
             drop(j);
             let s = OpenOptions::new().write(true).open(&snap).unwrap();
-            std::os::unix::fs::FileExt::write_all_at(&s, &snapshot, 0).unwrap();
+            sys::write_all_at(&s, &snapshot, 0).unwrap();
         });
         // As an append to the session appended to last: both files held open.
         let mut held_journal = open_existing_journal(&journal).unwrap();
         let mut held_snapshot = None;
         let guarded = median(&mut || {
-            let file = sys::lock_exclusive(held_journal.take().unwrap(), &journal).unwrap();
+            let file = sys::lock_exclusive(held_journal.take().unwrap(), &journal, JOURNAL_LOCK_PATIENCE).unwrap();
             let before = fs::metadata(&journal).unwrap().len();
             write_line(&file, &journal, &line, before).unwrap();
             std::hint::black_box(file.metadata().unwrap());
