@@ -2,42 +2,84 @@
 //!
 //! The old module let `fs` errors escape unchanged, so callers (and their
 //! tests) see `EACCES: permission denied, open '/p/x.jsonl'` with `code`,
-//! `errno`, `syscall` and `path`. Every error here carries the path it
-//! concerns and renders in that same shape.
+//! `errno`, `syscall` and `path`. [`FsError`] keeps the `io::Error` itself
+//! (its `raw_os_error()` included) with the syscall and the path, and derives
+//! Node's code, number and text from the OS error as libuv does on the OS at
+//! hand (see `sys/uv.rs`).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::sys::UvError;
+
 #[derive(Debug)]
 pub struct FsError {
-    pub code: String,
-    /// Negative, as libuv reports it (`-13` for EACCES).
-    pub errno: i32,
-    pub syscall: &'static str,
-    pub path: PathBuf,
-    pub description: String,
+    syscall: &'static str,
+    path: PathBuf,
+    source: io::Error,
 }
 
 impl FsError {
-    pub fn new(err: &io::Error, syscall: &'static str, path: &Path) -> FsError {
-        let raw = err.raw_os_error().unwrap_or(libc::EIO);
-        let (code, description) = describe(raw);
-        FsError { code, errno: -raw, syscall, path: path.to_path_buf(), description }
+    /// `syscall` is named as Node names it (`"open"`, `"rename"`, `"scandir"`).
+    pub fn new(source: io::Error, syscall: &'static str, path: &Path) -> FsError {
+        FsError { syscall, path: path.to_path_buf(), source }
+    }
+
+    /// Node's `code`: `'ENOENT'`, `'EBUSY'`...
+    pub fn code(&self) -> Cow<'static, str> {
+        self.uv().code
+    }
+
+    /// Node's `errno`: libuv's negative number for the code on this OS.
+    pub fn errno(&self) -> i32 {
+        self.uv().errno
+    }
+
+    /// The text after the code in the message (`permission denied`).
+    pub fn description(&self) -> Cow<'static, str> {
+        self.uv().description
+    }
+
+    pub fn syscall(&self) -> &'static str {
+        self.syscall
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn io_error(&self) -> &io::Error {
+        &self.source
     }
 
     pub fn is_not_found(&self) -> bool {
-        self.code == "ENOENT"
+        self.code() == "ENOENT"
+    }
+
+    /// A wait for a lock that ran out (see `sys::lock_exclusive`).
+    pub fn is_timed_out(&self) -> bool {
+        self.source.kind() == io::ErrorKind::TimedOut
+    }
+
+    fn uv(&self) -> UvError {
+        UvError::of(&self.source)
     }
 }
 
 impl fmt::Display for FsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}, {} '{}'", self.code, self.description, self.syscall, self.path.display())
+        let uv = self.uv();
+        write!(f, "{}: {}, {} '{}'", uv.code, uv.description, self.syscall, self.path.display())
     }
 }
 
-impl std::error::Error for FsError {}
+impl std::error::Error for FsError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
 
 /// Attaches the syscall and path to an `io::Result`.
 pub trait Context<T> {
@@ -46,34 +88,7 @@ pub trait Context<T> {
 
 impl<T> Context<T> for io::Result<T> {
     fn at(self, syscall: &'static str, path: &Path) -> Result<T, FsError> {
-        self.map_err(|e| FsError::new(&e, syscall, path))
-    }
-}
-
-/// libuv's names and texts for the errors a store meets.
-fn describe(raw: i32) -> (String, String) {
-    let known = match raw {
-        libc::ENOENT => Some(("ENOENT", "no such file or directory")),
-        libc::EACCES => Some(("EACCES", "permission denied")),
-        libc::EPERM => Some(("EPERM", "operation not permitted")),
-        libc::EEXIST => Some(("EEXIST", "file already exists")),
-        libc::EISDIR => Some(("EISDIR", "illegal operation on a directory")),
-        libc::ENOTDIR => Some(("ENOTDIR", "not a directory")),
-        libc::ENOSPC => Some(("ENOSPC", "no space left on device")),
-        libc::EROFS => Some(("EROFS", "read-only file system")),
-        libc::EDQUOT => Some(("EDQUOT", "disk quota exceeded")),
-        libc::EIO => Some(("EIO", "i/o error")),
-        libc::EMFILE => Some(("EMFILE", "too many open files")),
-        libc::ENAMETOOLONG => Some(("ENAMETOOLONG", "name too long")),
-        libc::ELOOP => Some(("ELOOP", "too many symbolic links encountered")),
-        libc::EBUSY => Some(("EBUSY", "resource busy or locked")),
-        libc::EINVAL => Some(("EINVAL", "invalid argument")),
-        libc::EFBIG => Some(("EFBIG", "file too large")),
-        _ => None,
-    };
-    match known {
-        Some((c, d)) => (c.to_owned(), d.to_owned()),
-        None => (format!("E{}", raw), io::Error::from_raw_os_error(raw).to_string().to_lowercase()),
+        self.map_err(|e| FsError::new(e, syscall, path))
     }
 }
 
@@ -82,9 +97,31 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)]
     fn renders_like_node() {
-        let e = FsError::new(&io::Error::from_raw_os_error(libc::EACCES), "open", Path::new("/x/a.jsonl"));
+        let e = FsError::new(io::Error::from_raw_os_error(libc::EACCES), "open", Path::new("/x/a.jsonl"));
         assert_eq!(e.to_string(), "EACCES: permission denied, open '/x/a.jsonl'");
-        assert_eq!(e.errno, -13);
+        assert_eq!((e.code().as_ref(), e.errno(), e.syscall()), ("EACCES", -13, "open"));
+        assert_eq!(e.io_error().raw_os_error(), Some(libc::EACCES));
+        assert!(!e.is_not_found());
+    }
+
+    /// An errno libuv has no name for reads as Node 22+ throws it.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn unnamed_errno_renders_as_libuv_does() {
+        let e = FsError::new(io::Error::from_raw_os_error(libc::EDQUOT), "write", Path::new("/p"));
+        assert_eq!(e.to_string(), "Unknown system error -122: Unknown system error -122, write '/p'");
+        assert_eq!(e.errno(), -122);
+    }
+
+    #[test]
+    fn the_io_error_is_kept() {
+        let e: Result<(), FsError> = Err(io::Error::from(io::ErrorKind::NotFound)).at("stat", Path::new("p"));
+        let e = e.expect_err("error");
+        assert!(e.is_not_found());
+        assert_eq!(e.io_error().kind(), io::ErrorKind::NotFound);
+        assert_eq!(e.path(), Path::new("p"));
+        assert!(std::error::Error::source(&e).is_some());
     }
 }

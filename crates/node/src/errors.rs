@@ -11,10 +11,10 @@ use crate::env::{ErrorKind, Js, JsResult, Pending};
 /// syscall 'path'` and `errno`, `code`, `syscall`, `path`.
 fn fs_error(js: Js, e: &FsError) -> JsResult<napi_value> {
     let err = js.error(ErrorKind::Error, &JsStr::from(e.to_string()))?;
-    js.set(err, "errno", js.number(f64::from(e.errno))?)?;
-    js.set(err, "code", js.string(&e.code)?)?;
-    js.set(err, "syscall", js.string(e.syscall)?)?;
-    js.set(err, "path", js.string(&e.path.to_string_lossy())?)?;
+    js.set(err, "errno", js.number(f64::from(e.errno()))?)?;
+    js.set(err, "code", js.string(&e.code())?)?;
+    js.set(err, "syscall", js.string(e.syscall())?)?;
+    js.set(err, "path", js.string(&e.path().to_string_lossy())?)?;
     Ok(err)
 }
 

@@ -7,17 +7,10 @@ use std::path::{Path, PathBuf};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use quiver_live_core::lock::{self, Acquired, LockError};
+use quiver_live_core::lock::{self, Acquired};
 
-use crate::env::{Js, JsResult, Pending};
+use crate::env::{Js, JsResult};
 use crate::errors;
-
-fn throw_lock(js: Js, e: LockError) -> Pending {
-    match e {
-        LockError::Io { op, path, source } => errors::throw_fs(js, &quiver_live_core::error::FsError::new(&source, op, &path)),
-        LockError::Locked { .. } => errors::throw(js, crate::env::ErrorKind::Error, "source_locked"),
-    }
-}
 
 /// The lock file for `abs_file`: `<root>/.impeccable/live/locks/<24 hex>.lock`,
 /// where `<root>` is the project root of `abs_cwd` (`home` is `os.homedir()`).
@@ -37,7 +30,7 @@ fn lock_file(root: &Path, abs_file: &str) -> PathBuf {
 #[napi]
 pub fn try_lock(env: Env, lock_path: String, owner_json: Option<String>, abs_file: String) -> Result<Option<String>> {
     let js = Js::new(env.raw());
-    let attempt: JsResult<_> = lock::try_acquire(Path::new(&lock_path), owner_json.as_deref(), &abs_file).map_err(|e| throw_lock(js, e));
+    let attempt: JsResult<_> = lock::try_acquire(Path::new(&lock_path), owner_json.as_deref(), &abs_file).map_err(|e| errors::throw_fs(js, &e));
     Ok(attempt?.map(|a| a.token))
 }
 

@@ -12,8 +12,8 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+use std::time::Duration;
 
 use crate::error::{Context, FsError};
 use crate::js::json;
@@ -43,8 +43,8 @@ pub struct Replay {
     pub newlines: u64,
     /// The prefix ends with `\n` (or is empty), so later bytes start a new line.
     pub clean_end: bool,
-    pub dev: u64,
-    pub ino: u64,
+    /// The replayed file, once its prefix is known.
+    pub file_id: Option<sys::FileId>,
     pub signature: Vec<u8>,
     /// Some line read the clock (no usable `ts`): a full replay would read it
     /// again and get a later time, so only a full replay reproduces one.
@@ -60,8 +60,7 @@ impl Replay {
             offset: 0,
             newlines: 0,
             clean_end: true,
-            dev: 0,
-            ino: 0,
+            file_id: None,
             signature: Vec::new(),
             clock_dependent: false,
         }
@@ -231,9 +230,7 @@ impl Host for ClockWatch<'_> {
 
 /// Identity and tail of a file, to tell "appended to" from "replaced".
 fn record_identity(r: &mut Replay, file: &mut File, path: &Path) -> Result<(), FsError> {
-    let meta = file.metadata().at("fstat", path)?;
-    r.dev = meta.dev();
-    r.ino = meta.ino();
+    r.file_id = Some(sys::FileInfo::of(file).at("fstat", path)?.id);
     r.signature = read_signature(file, r.offset).at("read", path)?;
     Ok(())
 }
@@ -264,10 +261,10 @@ fn open_for_replay(path: &Path, locking: Locking) -> Result<Option<(File, Option
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(FsError::new(&e, "open", path)),
+        Err(e) => return Err(FsError::new(e, "open", path)),
     };
     let shared = match locking {
-        Locking::TakeShared => sys::lock_shared_for(&file, READER_PATIENCE_MS),
+        Locking::TakeShared => sys::lock_shared(&file, Duration::from_millis(READER_PATIENCE_MS)),
         Locking::AlreadyExclusive => None,
     };
     Ok(Some((file, shared)))
@@ -287,12 +284,12 @@ pub fn replay_file(path: &Path, id: &JsStr, host: &dyn Host, locking: Locking) -
 /// the file is not the same one grown by appends (replaced, truncated, or the
 /// prefix ended mid-line), in which case the caller replays from scratch.
 pub fn replay_tail(r: &mut Replay, path: &Path, host: &dyn Host, locking: Locking) -> Result<bool, FsError> {
-    if !r.clean_end || r.ino == 0 || r.clock_dependent {
+    if !r.clean_end || r.file_id.is_none() || r.clock_dependent {
         return Ok(false);
     }
     let Some((mut file, _shared)) = open_for_replay(path, locking)? else { return Ok(false) };
-    let meta = file.metadata().at("fstat", path)?;
-    if meta.dev() != r.dev || meta.ino() != r.ino || meta.len() < r.offset {
+    let info = sys::FileInfo::of(&file).at("fstat", path)?;
+    if Some(info.id) != r.file_id || info.len < r.offset {
         return Ok(false);
     }
     if read_signature(&mut file, r.offset).at("read", path)? != r.signature {
@@ -312,7 +309,7 @@ pub fn ends_with_newline(file: &File, size: u64) -> io::Result<bool> {
         return Ok(true);
     }
     let mut last = [0u8; 1];
-    std::os::unix::fs::FileExt::read_exact_at(file, &mut last, size - 1)?;
+    sys::read_exact_at(file, &mut last, size - 1)?;
     Ok(last[0] == b'\n')
 }
 

@@ -9,12 +9,12 @@
 //! lease (see `sys::write_lease`): granted only when nobody has the file
 //! open, and holding off any open until the write is done. When the lease is
 //! refused (a reader has the file open), the file must shrink (which would
-//! take a second syscall), or leases are unavailable, the new text goes to a
-//! temporary file that is renamed over the old one.
+//! take a second syscall), or leases are unavailable (macOS, Windows), the new
+//! text goes to a staged file that is renamed over the old one.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Context, FsError};
 use crate::js::json;
@@ -47,14 +47,6 @@ pub fn render(snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> String 
     text
 }
 
-/// Where the next version is staged before it is renamed over the snapshot.
-/// The name does not end in `.jsonl`, so no store lists it as a session.
-fn staging_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(format!(".{}.tmp", std::process::id()));
-    PathBuf::from(name)
-}
-
 /// Writes the snapshot file: in place when the kernel grants the lease,
 /// else staged and renamed over.
 pub fn write(path: &Path, snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
@@ -62,12 +54,9 @@ pub fn write(path: &Path, snapshot: &Snapshot, journal_bytes: i64, next_seq: f64
     if rewrite_in_place(path, text.as_bytes())? {
         return Ok(());
     }
-    let staging = staging_path(path);
-    let result = write_staged(&staging, text.as_bytes()).and_then(|()| fs::rename(&staging, path).at("rename", path));
-    if result.is_err() {
-        let _ = fs::remove_file(&staging);
-    }
-    result
+    let mut staged = sys::StagedFile::create(path)?;
+    staged.write_all(text.as_bytes()).at("write", staged.path())?;
+    staged.commit()
 }
 
 /// The crash-safe variant for `durable` stores: the new text is staged,
@@ -75,17 +64,10 @@ pub fn write(path: &Path, snapshot: &Snapshot, journal_bytes: i64, next_seq: f64
 /// version or the new one, never pages of both.
 pub fn write_durable(path: &Path, snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
     let text = render(snapshot, journal_bytes, next_seq);
-    let staging = staging_path(path);
-    let result = (|| {
-        let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(&staging).at("open", &staging)?;
-        f.write_all(text.as_bytes()).at("write", &staging)?;
-        f.sync_data().at("fsync", &staging)?;
-        fs::rename(&staging, path).at("rename", path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&staging);
-    }
-    result
+    let mut staged = sys::StagedFile::create(path)?;
+    staged.write_all(text.as_bytes()).at("write", staged.path())?;
+    staged.sync_data().at("fsync", staged.path())?;
+    staged.commit()
 }
 
 /// Rewrites the file in place under a write lease, which the kernel grants
@@ -95,21 +77,16 @@ pub fn write_durable(path: &Path, snapshot: &Snapshot, journal_bytes: i64, next_
 /// the new text shorter, which would take a second syscall to cut) and the
 /// caller must stage and rename instead.
 fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
-    use std::os::unix::fs::FileExt;
     let Ok(file) = OpenOptions::new().write(true).open(path) else { return Ok(false) };
     let Ok(_lease) = sys::write_lease(&file) else { return Ok(false) };
-    let m = file.metadata().at("fstat", path)?;
-    if !m.is_file() || m.len() > bytes.len() as u64 {
+    let m = sys::FileInfo::of(&file).at("fstat", path)?;
+    if !m.is_file || m.len > bytes.len() as u64 {
         return Ok(false);
     }
-    file.write_all_at(bytes, 0).at("write", path)?;
+    sys::write_all_at(&file, bytes, 0).at("write", path)?;
     Ok(true)
 }
 
-fn write_staged(staging: &Path, bytes: &[u8]) -> Result<(), FsError> {
-    let mut f: File = OpenOptions::new().write(true).create(true).truncate(true).open(staging).at("open", staging)?;
-    f.write_all(bytes).at("write", staging)
-}
 
 /// A session's snapshot as a store holds it.
 #[derive(Clone, Debug)]

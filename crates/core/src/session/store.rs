@@ -13,8 +13,8 @@
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::error::{Context, FsError};
 use crate::js::{json, JsStr, Object, Value};
@@ -51,6 +51,11 @@ impl std::fmt::Display for StoreError {
     }
 }
 
+/// How long an append waits for another writer's lock on the journal. An
+/// append holds it for microseconds; a holder stuck longer (a stopped
+/// process) fails the append with ETIMEDOUT instead of hanging the caller.
+const JOURNAL_LOCK_PATIENCE: Duration = Duration::from_secs(10);
+
 /// Session ids become file names, so anything that could leave the sessions
 /// directory (`..`, separators, NUL) is refused before it reaches a path.
 pub fn safe_session_id(id: &str) -> Result<&str, StoreError> {
@@ -68,15 +73,14 @@ struct FileKey {
 
 impl FileKey {
     fn of(path: &Path) -> FileKey {
-        match fs::metadata(path) {
-            Ok(m) => FileKey::from_meta(path, &m),
+        match sys::FileInfo::of_path(path) {
+            Ok(m) => FileKey::from_info(path, &m),
             Err(_) => FileKey { path: path.to_path_buf(), size: -1, mtime_ns: -1 },
         }
     }
 
-    fn from_meta(path: &Path, m: &fs::Metadata) -> FileKey {
-        let mtime_ns = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
-        FileKey { path: path.to_path_buf(), size: m.len() as i64, mtime_ns }
+    fn from_info(path: &Path, m: &sys::FileInfo) -> FileKey {
+        FileKey { path: path.to_path_buf(), size: m.len as i64, mtime_ns: m.mtime_ns }
     }
 
     fn exists(&self) -> bool {
@@ -168,12 +172,12 @@ impl Store {
     /// primary) with its size and mtime, in one `stat` when it is the primary.
     fn readable_journal_key(&self, id: &str) -> FileKey {
         let primary = self.journal_path(id);
-        if let Ok(m) = fs::metadata(&primary) {
-            return FileKey::from_meta(&primary, &m);
+        if let Ok(m) = sys::FileInfo::of_path(&primary) {
+            return FileKey::from_info(&primary, &m);
         }
         let legacy = self.legacy_journal_path(id);
-        match fs::metadata(&legacy) {
-            Ok(m) => FileKey::from_meta(&legacy, &m),
+        match sys::FileInfo::of_path(&legacy) {
+            Ok(m) => FileKey::from_info(&legacy, &m),
             Err(_) if primary.exists() => FileKey::of(&primary),
             Err(_) => FileKey { path: primary, size: -1, mtime_ns: -1 },
         }
@@ -264,7 +268,7 @@ impl Store {
         let id = safe_session_id(id)?;
         let primary = self.journal_path(id);
         let (file, meta, created) = self.lock_journal(id, &primary)?;
-        let before = FileKey::from_meta(&primary, &meta);
+        let before = FileKey::from_info(&primary, &meta);
         self.ensure_current(id, before.clone(), true, Locking::AlreadyExclusive, host)?;
         self.ensure_model(id, &before, Locking::AlreadyExclusive, host)?;
 
@@ -283,7 +287,7 @@ impl Store {
         }
 
         let entry = entry_value(seq, id, event);
-        let after = FileKey::from_meta(&primary, &file.metadata().at("fstat", &primary)?);
+        let after = FileKey::from_info(&primary, &sys::FileInfo::of(&file).at("fstat", &primary)?);
         self.apply_own_append(id, &entry, after.clone(), host)?;
         if after.size != before.size + line.len() as i64 {
             // A writer that takes no lock (the old module) appended between
@@ -300,7 +304,7 @@ impl Store {
 
     /// The session's journal, exclusively locked, with its metadata; true
     /// when this call created it.
-    fn lock_journal(&mut self, id: &str, primary: &Path) -> Result<(LockedFile, fs::Metadata, bool), StoreError> {
+    fn lock_journal(&mut self, id: &str, primary: &Path) -> Result<(LockedFile, sys::FileInfo, bool), StoreError> {
         let (file, created) = match open_existing_journal(primary)? {
             Some(file) => (file, false),
             None => {
@@ -308,8 +312,8 @@ impl Store {
                 open_journal(primary)?
             }
         };
-        let locked = sys::lock_exclusive(file, primary).map_err(|e| FsError::new(&e, "flock", primary))?;
-        let meta = locked.metadata().at("fstat", primary)?;
+        let locked = sys::lock_exclusive(file, primary, JOURNAL_LOCK_PATIENCE)?;
+        let meta = sys::FileInfo::of(&locked).at("fstat", primary)?;
         Ok((locked, meta, created))
     }
 
@@ -384,8 +388,8 @@ impl Store {
     /// Both directories are opened once, so each session costs one `fstatat`.
     pub fn read_all(&mut self, host: &dyn Host) -> Result<Vec<(String, u64)>, StoreError> {
         let ids = self.list_ids()?;
-        let primary_dir = File::open(&self.root_dir).ok();
-        let legacy_dir = File::open(&self.legacy_root_dir).ok();
+        let primary_dir = sys::Dir::open(&self.root_dir).ok();
+        let legacy_dir = sys::Dir::open(&self.legacy_root_dir).ok();
         let mut out = Vec::new();
         for id in ids {
             if id.is_empty() {
@@ -401,13 +405,13 @@ impl Store {
     }
 
     /// `readable_journal_key` through already open directories.
-    fn key_at(&self, id: &str, primary: Option<&File>, legacy: Option<&File>) -> FileKey {
+    fn key_at(&self, id: &str, primary: Option<&sys::Dir>, legacy: Option<&sys::Dir>) -> FileKey {
         let name = format!("{}.jsonl", id);
-        if let Some(Ok((size, mtime_ns))) = primary.map(|d| sys::stat_at(d, &name)) {
-            return FileKey { path: self.journal_path(id), size: size as i64, mtime_ns };
+        if let Some(Ok(m)) = primary.map(|d| d.stat(&name)) {
+            return FileKey::from_info(&self.journal_path(id), &m);
         }
-        if let Some(Ok((size, mtime_ns))) = legacy.map(|d| sys::stat_at(d, &name)) {
-            return FileKey { path: self.legacy_journal_path(id), size: size as i64, mtime_ns };
+        if let Some(Ok(m)) = legacy.map(|d| d.stat(&name)) {
+            return FileKey::from_info(&self.legacy_journal_path(id), &m);
         }
         self.readable_journal_key(id)
     }
@@ -420,7 +424,7 @@ impl Store {
             let entries = match fs::read_dir(dir) {
                 Ok(e) => e,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(FsError::new(&e, "scandir", dir).into()),
+                Err(e) => return Err(FsError::new(e, "scandir", dir).into()),
             };
             for entry in entries {
                 let entry = entry.at("scandir", dir)?;
@@ -492,13 +496,14 @@ fn open_existing_journal(path: &Path) -> Result<Option<File>, FsError> {
     match OpenOptions::new().read(true).append(true).open(path) {
         Ok(f) => Ok(Some(f)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(FsError::new(&e, "open", path)),
+        Err(e) => Err(FsError::new(e, "open", path)),
     }
 }
 
 fn open_journal(path: &Path) -> Result<(File, bool), FsError> {
     let existed = path.exists();
-    let file = OpenOptions::new().read(true).append(true).create(true).mode(0o666).open(path).at("open", path)?;
+    // std creates it 0o666 less the umask, as Node does.
+    let file = OpenOptions::new().read(true).append(true).create(true).open(path).at("open", path)?;
     Ok((file, !existed))
 }
 
@@ -525,7 +530,7 @@ fn write_line(file: &File, path: &Path, line: &str, size_before: u64) -> Result<
         if written > 0 && file.metadata().is_ok_and(|m| m.len() == size_before + written as u64) {
             let _ = file.set_len(size_before);
         }
-        return Err(FsError::new(&err, "write", path));
+        return Err(FsError::new(err, "write", path));
     }
     Ok(())
 }
@@ -582,7 +587,7 @@ pub fn mkdir_all(dir: &Path) -> Result<(), FsError> {
     match fs::create_dir(dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
-        Err(e) => Err(FsError::new(&e, "mkdir", dir)),
+        Err(e) => Err(FsError::new(e, "mkdir", dir)),
     }
 }
 

@@ -1,0 +1,272 @@
+use super::*;
+use std::fs;
+
+/// A scratch file path under the temp dir, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        Scratch(std::env::temp_dir().join(format!("sys-{tag}-{}", uuid::Uuid::new_v4())))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(unix)]
+fn dead_pid() -> u32 {
+    let mut child = std::process::Command::new("true").spawn().expect("spawn true");
+    let pid = child.id();
+    child.wait().expect("wait true");
+    pid
+}
+
+#[test]
+fn sys_pid_is_alive_basic_verdicts() {
+    assert!(pid_is_alive(f64::from(std::process::id())));
+    #[cfg(unix)]
+    assert!(!pid_is_alive(f64::from(dead_pid())));
+    for p in [0.0, -0.0, 1.5, -1.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 2f64.powi(31), 2f64.powi(32), 1e300] {
+        assert!(pid_is_alive(p), "{p}");
+    }
+    #[cfg(unix)]
+    assert!(pid_is_alive(-1.0), "kill(-1, 0) reaches some process");
+    #[cfg(target_os = "linux")]
+    assert!(!pid_is_alive(-(2f64.powi(31))), "Linux answers ESRCH for INT_MIN");
+}
+
+/// Runs `process.kill(p, 0)` in Node for each pid and compares verdicts.
+#[test]
+#[cfg(unix)]
+fn sys_pid_is_alive_matches_node() {
+    let dead = dead_pid();
+    let me = std::process::id();
+    let pids = format!(
+        "[{me},{dead},0,-0,-1,1,1.5,-1.5,2**31,2**31-1,-(2**31),-(2**31)+1,\
+         2**32,NaN,Infinity,-Infinity,1e300,4194305,-5,-{me}]"
+    );
+    let script = format!(
+        "const r=[];for(const p of {pids}){{try{{process.kill(p,0);r.push(1)}}\
+         catch(e){{r.push(e.code==='ESRCH'?0:1)}}}}console.log(r.join(''))"
+    );
+    let Some(stdout) = node_eval(&script, &[]) else { return };
+    let p31 = 2f64.powi(31);
+    let (me, dead) = (f64::from(me), f64::from(dead));
+    let ours: String = [
+        me, dead, 0.0, -0.0, -1.0, 1.0, 1.5, -1.5, p31, p31 - 1.0, -p31, -p31 + 1.0, 2f64.powi(32),
+        f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, 4194305.0, -5.0, -me,
+    ]
+    .iter()
+    .map(|&p| if pid_is_alive(p) { '1' } else { '0' })
+    .collect();
+    assert_eq!(String::from_utf8_lossy(&stdout).trim(), ours);
+}
+
+#[test]
+fn sys_start_time_and_boot_id() {
+    let mine = process_start_time(std::process::id()).expect("own start time");
+    assert_eq!(process_start_time(std::process::id()), Some(mine));
+    #[cfg(unix)]
+    assert_eq!(process_start_time(dead_pid()), None);
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
+    {
+        let id = boot_id().expect("boot id");
+        assert_eq!(id.len(), 36, "{id}");
+        assert_eq!(boot_id().as_deref(), Some(id.as_str()));
+    }
+    #[cfg(windows)]
+    assert_eq!(boot_id(), None);
+}
+
+#[test]
+fn sys_lock_excludes_a_second_open_file() {
+    let s = Scratch::new("flock");
+    let a = File::create(&s.0).expect("create");
+    let b = File::open(&s.0).expect("open");
+    let guard = lock_exclusive(a, &s.0, Duration::ZERO).expect("lock a");
+    assert!(!os::try_lock_exclusive(&b).expect("try b"), "a second open file is refused while a holds it");
+    assert!(!os::try_lock_shared(&b).expect("try b shared"), "shared too");
+    let a = guard.unlock();
+    let again = lock_exclusive(b, &s.0, Duration::ZERO).expect("lock b after unlock");
+    assert!(!os::try_lock_exclusive(&a).expect("try a"), "a, still open, is refused while b holds it");
+    drop(again);
+    drop(lock_exclusive(a, &s.0, Duration::ZERO).expect("lock a after b dropped its lock"));
+}
+
+#[test]
+fn sys_lock_wait_runs_out_with_a_timed_out_error() {
+    let s = Scratch::new("flock-wait");
+    let holder = lock_exclusive(File::create(&s.0).expect("create"), &s.0, Duration::ZERO).expect("hold");
+    let start = Instant::now();
+    let err = lock_exclusive(File::open(&s.0).expect("open"), &s.0, Duration::from_millis(60)).expect_err("busy");
+    let waited = start.elapsed();
+    assert!(err.is_timed_out(), "{err}");
+    assert_eq!(err.to_string(), format!("ETIMEDOUT: connection timed out, flock '{}'", s.0.display()));
+    assert!(waited >= Duration::from_millis(60) && waited < Duration::from_secs(2), "{waited:?}");
+    assert!(lock_shared(&File::open(&s.0).expect("open"), Duration::from_millis(5)).is_none());
+    drop(holder);
+    let shared = lock_shared(&File::open(&s.0).expect("open"), Duration::ZERO).expect("free now");
+    assert!(lock_shared(&File::open(&s.0).expect("open"), Duration::ZERO).is_some(), "shared locks coexist");
+    let err = lock_exclusive(File::open(&s.0).expect("open"), &s.0, Duration::ZERO).expect_err("readers hold it");
+    assert!(err.is_timed_out());
+    drop(shared);
+}
+
+#[test]
+fn sys_lock_is_handed_over_while_waiting() {
+    let s = Scratch::new("flock-handover");
+    let holder = lock_exclusive(File::create(&s.0).expect("create"), &s.0, Duration::ZERO).expect("hold");
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(30));
+        drop(holder);
+    });
+    let got = lock_exclusive(File::open(&s.0).expect("open"), &s.0, Duration::MAX).expect("after release");
+    releaser.join().expect("releaser");
+    drop(got);
+}
+
+/// A descriptor opened with O_PATH refers to the file but cannot be locked:
+/// the OS error survives, with the syscall and the path.
+#[test]
+#[cfg(target_os = "linux")]
+fn sys_lock_error_keeps_the_os_error_and_names_the_path() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let s = Scratch::new("flock-path");
+    File::create(&s.0).expect("create");
+    let no_io = fs::OpenOptions::new().read(true).custom_flags(libc::O_PATH).open(&s.0).expect("open O_PATH");
+    let err = lock_exclusive(no_io, Path::new("/nonexistent/label"), Duration::MAX).expect_err("EBADF");
+    assert_eq!(err.to_string(), "EBADF: bad file descriptor, flock '/nonexistent/label'");
+    assert_eq!(err.io_error().raw_os_error(), Some(libc::EBADF));
+    assert_eq!((err.code().as_ref(), err.errno(), err.syscall()), ("EBADF", -libc::EBADF, "flock"));
+}
+
+#[test]
+fn sys_file_info_and_stamp() {
+    let s = Scratch::new("id");
+    fs::write(&s.0, "abc").expect("write");
+    let a = File::open(&s.0).expect("open");
+    let info = FileInfo::of(&a).expect("info");
+    assert_eq!((info.len, info.links, info.is_file), (3, 1, true));
+    assert_eq!(FileInfo::of(&File::open(&s.0).expect("again")).expect("info"), info);
+    assert_eq!(FileInfo::of_path(&s.0).expect("info by path"), info);
+    let m = fs::metadata(&s.0).expect("meta");
+    let modified = m.modified().expect("mtime").duration_since(UNIX_EPOCH).expect("after 1970");
+    assert_eq!(info.mtime_ns, modified.as_nanos() as i128);
+    let stamp = FileStamp::of_path(&s.0).expect("stamp");
+    assert_eq!(FileStamp::of_path(&s.0).expect("stamp"), stamp);
+    fs::remove_file(&s.0).expect("remove");
+    assert_eq!(FileInfo::of(&a).expect("info").links, 0);
+    std::thread::sleep(Duration::from_millis(20));
+    fs::write(&s.0, "b").expect("write again");
+    assert_ne!(FileStamp::of_path(&s.0).expect("stamp"), stamp, "a later file at the same path");
+    assert!(FileInfo::of_path(&s.0.with_extension("missing")).is_err());
+}
+
+#[test]
+fn sys_staged_file_replaces_the_target_or_leaves_nothing() {
+    let dir = Scratch::new("staged");
+    fs::create_dir(&dir.0).expect("dir");
+    let target = dir.0.join("s.json");
+    fs::write(&target, "old").expect("old");
+    let reader = File::open(&target).expect("reader keeps the old file");
+
+    let mut staged = StagedFile::create(&target).expect("stage");
+    let name = staged.path().file_name().and_then(|n| n.to_str()).expect("name").to_owned();
+    let parts: Vec<&str> = name.split('.').collect();
+    assert_eq!(parts[0], "", "{name}");
+    assert!(parts[1].len() == 16 && parts[1].bytes().all(|b| b.is_ascii_hexdigit()), "{name}");
+    assert_eq!(parts[2..], ["s", "json", &std::process::id().to_string(), "tmp"], "{name}");
+    std::io::Write::write_all(&mut *staged, b"new").expect("write");
+    staged.commit().expect("commit");
+    assert_eq!(fs::read_to_string(&target).expect("read"), "new");
+    assert_eq!(std::io::read_to_string(&reader).expect("old bytes"), "old");
+
+    let dropped = StagedFile::create(&target).expect("stage");
+    let staged_path = dropped.path().to_path_buf();
+    assert!(staged_path.exists());
+    drop(dropped);
+    assert!(!staged_path.exists(), "removed when not committed");
+    assert_eq!(fs::read_dir(&dir.0).expect("list").count(), 1, "only the target is left");
+
+    let err = StagedFile::create(&dir.0.join("missing").join("t.json")).expect_err("no such dir");
+    assert_eq!((err.code().as_ref(), err.syscall(), err.path()), ("ENOENT", "open", dir.0.join("missing").join("t.json").as_path()));
+}
+
+#[test]
+#[cfg(unix)]
+fn sys_staged_file_never_writes_through_a_planted_name() {
+    let s = Scratch::new("planted");
+    let err = os::create_new(Path::new("/")).expect_err("exists");
+    assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+    std::os::unix::fs::symlink("/nonexistent-target", &s.0).expect("symlink");
+    let err = os::create_new(&s.0).expect_err("a dangling link is not followed");
+    assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+    assert!(!Path::new("/nonexistent-target").exists());
+}
+
+#[test]
+fn sys_positioned_io_and_whole_reads() {
+    let s = Scratch::new("io");
+    let file = fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&s.0).expect("open");
+    write_all_at(&file, b"hello world", 0).expect("write");
+    write_all_at(&file, b"W", 6).expect("write at");
+    let mut buf = [0u8; 5];
+    read_exact_at(&file, &mut buf, 6).expect("read at");
+    assert_eq!(&buf, b"World");
+    let err = read_exact_at(&file, &mut buf, 9).expect_err("past the end");
+    assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+    let mut bytes = Vec::with_capacity(4);
+    read_file_into(&s.0, &mut bytes).expect("read whole");
+    assert_eq!(bytes, b"hello World");
+    let big = vec![b'x'; 40_000];
+    fs::write(&s.0, &big).expect("big");
+    read_file_into(&s.0, &mut bytes).expect("read whole");
+    assert_eq!(bytes, big);
+}
+
+#[test]
+fn sys_dir_stat_agrees_with_a_stat_by_path() {
+    let dir = Scratch::new("dir");
+    fs::create_dir(&dir.0).expect("dir");
+    fs::write(dir.0.join("a.jsonl"), "12345").expect("write");
+    let d = Dir::open(&dir.0).expect("open dir");
+    let info = d.stat("a.jsonl").expect("stat");
+    assert_eq!(info, FileInfo::of_path(&dir.0.join("a.jsonl")).expect("stat by path"));
+    assert_eq!(info.len, 5);
+    assert_eq!(d.stat("b.jsonl").expect_err("missing").kind(), io::ErrorKind::NotFound);
+    assert!(!FileInfo::of_path(&dir.0).expect("dir").is_file);
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn sys_write_lease_only_for_the_sole_opener() {
+    let s = Scratch::new("lease");
+    let file = fs::OpenOptions::new().write(true).create(true).truncate(true).open(&s.0).expect("create");
+    drop(write_lease(&file).expect("nobody else has it open"));
+    let other = File::open(&s.0).expect("reader");
+    assert!(write_lease(&file).is_err(), "refused while a reader has it open");
+    drop(other);
+    drop(write_lease(&file).expect("granted again"));
+}
+
+#[test]
+fn sys_home_dir_matches_node() {
+    let Some(stdout) = node_eval("process.stdout.write(JSON.stringify(require('os').homedir()))", &[]) else { return };
+    let theirs: String = serde_json::from_slice(&stdout).expect("node output");
+    assert_eq!(home_dir(), Some(PathBuf::from(theirs)));
+}
+
+#[test]
+fn sys_time_helpers() {
+    let a = now_ms();
+    assert_eq!(a.fract(), 0.0);
+    assert!(a > 1.6e12);
+    sleep_ms(f64::NAN);
+    sleep_ms(-3.0);
+    sleep_ms(2.0);
+    assert!(now_ms() - a >= 2.0);
+}

@@ -1,0 +1,282 @@
+//! What Linux and macOS share: POSIX calls, `flock`, errno values.
+
+use std::ffi::{CStr, CString, OsStr};
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use super::uv::UvError;
+use super::{FileId, FileInfo, FileStamp};
+
+/// `kill(pid, 0)` fails with ESRCH only when no process or group has that id.
+pub(crate) fn signal_zero_finds(pid: i32) -> bool {
+    // SAFETY: signal 0 sends nothing; kill only checks existence and permission.
+    if unsafe { libc::kill(pid, 0) } == 0 {
+        return true;
+    }
+    io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+pub(crate) fn file_info(file: &File) -> io::Result<FileInfo> {
+    Ok(info_of(&file.metadata()?))
+}
+
+pub(crate) fn path_info(path: &Path) -> io::Result<FileInfo> {
+    Ok(info_of(&fs::metadata(path)?))
+}
+
+fn info_of(m: &fs::Metadata) -> FileInfo {
+    FileInfo {
+        id: FileId { volume: m.dev(), index: m.ino() },
+        len: m.len(),
+        mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        links: m.nlink(),
+        is_file: m.is_file(),
+    }
+}
+
+/// Inode numbers are handed out again as soon as a file is deleted, so the
+/// status-change time goes with them: a file created later at the same path
+/// has a later one.
+pub(crate) fn file_stamp(path: &Path) -> io::Result<FileStamp> {
+    let m = fs::symlink_metadata(path)?;
+    let id = FileId { volume: m.dev(), index: m.ino() };
+    Ok(FileStamp { id, time_ns: i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()) })
+}
+
+/// std's `File::try_lock` is `flock(LOCK_EX | LOCK_NB)` here: the lock belongs
+/// to the open file description, so two `File`s opened separately exclude
+/// each other even within one process. `Ok(false)`: someone else holds it.
+pub(crate) fn try_lock_exclusive(file: &File) -> io::Result<bool> {
+    lock_outcome(file.try_lock())
+}
+
+pub(crate) fn try_lock_shared(file: &File) -> io::Result<bool> {
+    lock_outcome(file.try_lock_shared())
+}
+
+fn lock_outcome(result: Result<(), fs::TryLockError>) -> io::Result<bool> {
+    match result {
+        Ok(()) => Ok(true),
+        Err(fs::TryLockError::WouldBlock) => Ok(false),
+        Err(fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+pub(crate) fn unlock(file: &File) -> io::Result<()> {
+    file.unlock()
+}
+
+/// `O_CREAT | O_EXCL | O_NOFOLLOW`. `O_EXCL` alone already refuses a
+/// symlink planted at the name; `O_NOFOLLOW` says so to the reader.
+pub(crate) fn create_new(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).open(path)
+}
+
+/// `rename(2)` replaces the target atomically; readers that have the old file
+/// open keep reading it.
+pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
+    fs::rename(from, to)
+}
+
+pub(crate) fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
+    file.write_all_at(bytes, offset)
+}
+
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    file.read_exact_at(buf, offset)
+}
+
+/// An open directory whose entries are looked up with `fstatat`, without
+/// walking the directory's path again for each of them.
+pub(crate) struct Dir(File);
+
+impl Dir {
+    pub(crate) fn open(path: &Path) -> io::Result<Dir> {
+        File::open(path).map(Dir)
+    }
+
+    pub(crate) fn stat(&self, name: &str) -> io::Result<FileInfo> {
+        let name = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: the descriptor is open for as long as `self`, the name is
+        // NUL-terminated, and `st` is space for one `stat` the call fills.
+        if unsafe { libc::fstatat(self.0.as_raw_fd(), name.as_ptr(), st.as_mut_ptr(), 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fstatat returned 0, so it wrote the whole struct.
+        let st = unsafe { st.assume_init() };
+        // The casts are those std's `MetadataExt` makes, so ids compare equal;
+        // the field types differ per OS (macOS: i32 st_dev, u16 st_nlink).
+        #[allow(clippy::unnecessary_cast)]
+        let info = FileInfo {
+            id: FileId { volume: st.st_dev as u64, index: st.st_ino as u64 },
+            len: st.st_size as u64,
+            mtime_ns: i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec),
+            links: st.st_nlink as u64,
+            is_file: st.st_mode & libc::S_IFMT == libc::S_IFREG,
+        };
+        Ok(info)
+    }
+}
+
+/// libuv's `uv_os_homedir`: `$HOME` whenever it is set, even to "" (then
+/// `os.homedir()` is ""), else the passwd entry of the effective user.
+pub(crate) fn home_dir() -> Option<PathBuf> {
+    match std::env::var_os("HOME") {
+        Some(home) => Some(PathBuf::from(home)),
+        None => passwd_home(),
+    }
+}
+
+fn passwd_home() -> Option<PathBuf> {
+    let mut buf = vec![0u8; 4096];
+    loop {
+        let mut pwd = std::mem::MaybeUninit::<libc::passwd>::uninit();
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: every pointer is to a live local; getpwuid_r writes at most
+        // buf.len() bytes into buf and sets `result` to null or to `pwd`.
+        let rc = unsafe {
+            libc::getpwuid_r(libc::geteuid(), pwd.as_mut_ptr(), buf.as_mut_ptr().cast(), buf.len(), &mut result)
+        };
+        if rc == libc::ERANGE && buf.len() < (1 << 20) {
+            buf.resize(buf.len() * 2, 0);
+            continue;
+        }
+        if rc != 0 || result.is_null() {
+            return None;
+        }
+        // SAFETY: `result` is non-null, so getpwuid_r filled `pwd`.
+        let pwd = unsafe { pwd.assume_init() };
+        if pwd.pw_dir.is_null() {
+            return None;
+        }
+        // SAFETY: pw_dir points at a NUL-terminated string inside buf, which
+        // is still alive.
+        let dir = unsafe { CStr::from_ptr(pwd.pw_dir) };
+        return Some(PathBuf::from(OsStr::from_bytes(dir.to_bytes())));
+    }
+}
+
+/// On unix libuv's numbers are the negated errno values.
+pub(crate) fn uv_error(raw: i32) -> UvError {
+    match ERRNO_NAMES.iter().find(|(errno, _)| *errno == raw) {
+        Some((_, name)) => UvError::named(name),
+        None => UvError::unknown(-raw),
+    }
+}
+
+pub(crate) fn uv_errno(name: &str) -> i32 {
+    match ERRNO_NAMES.iter().find(|(_, n)| *n == name) {
+        Some((errno, _)) => -errno,
+        // Names without an errno of their own get libuv's fixed numbers.
+        None => match name {
+            "EOF" => -4095,
+            "ECHARSET" => -4080,
+            _ => -4094, // UNKNOWN
+        },
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn uv_names() -> impl Iterator<Item = &'static str> {
+    ERRNO_NAMES.iter().map(|(_, name)| *name)
+}
+
+/// The errno values with a name in libuv's map on this OS.
+const ERRNO_NAMES: &[(i32, &str)] = &[
+    (libc::E2BIG, "E2BIG"),
+    (libc::EACCES, "EACCES"),
+    (libc::EADDRINUSE, "EADDRINUSE"),
+    (libc::EADDRNOTAVAIL, "EADDRNOTAVAIL"),
+    (libc::EAFNOSUPPORT, "EAFNOSUPPORT"),
+    (libc::EAGAIN, "EAGAIN"),
+    (libc::EALREADY, "EALREADY"),
+    (libc::EBADF, "EBADF"),
+    (libc::EBUSY, "EBUSY"),
+    (libc::ECANCELED, "ECANCELED"),
+    (libc::ECONNABORTED, "ECONNABORTED"),
+    (libc::ECONNREFUSED, "ECONNREFUSED"),
+    (libc::ECONNRESET, "ECONNRESET"),
+    (libc::EDESTADDRREQ, "EDESTADDRREQ"),
+    (libc::EEXIST, "EEXIST"),
+    (libc::EFAULT, "EFAULT"),
+    (libc::EFBIG, "EFBIG"),
+    (libc::EHOSTUNREACH, "EHOSTUNREACH"),
+    (libc::EINTR, "EINTR"),
+    (libc::EINVAL, "EINVAL"),
+    (libc::EIO, "EIO"),
+    (libc::EISCONN, "EISCONN"),
+    (libc::EISDIR, "EISDIR"),
+    (libc::ELOOP, "ELOOP"),
+    (libc::EMFILE, "EMFILE"),
+    (libc::EMSGSIZE, "EMSGSIZE"),
+    (libc::ENAMETOOLONG, "ENAMETOOLONG"),
+    (libc::ENETDOWN, "ENETDOWN"),
+    (libc::ENETUNREACH, "ENETUNREACH"),
+    (libc::ENFILE, "ENFILE"),
+    (libc::ENOBUFS, "ENOBUFS"),
+    (libc::ENODEV, "ENODEV"),
+    (libc::ENOENT, "ENOENT"),
+    (libc::ENOMEM, "ENOMEM"),
+    #[cfg(target_os = "linux")]
+    (libc::ENONET, "ENONET"),
+    (libc::ENOPROTOOPT, "ENOPROTOOPT"),
+    (libc::ENOSPC, "ENOSPC"),
+    (libc::ENOSYS, "ENOSYS"),
+    (libc::ENOTCONN, "ENOTCONN"),
+    (libc::ENOTDIR, "ENOTDIR"),
+    (libc::ENOTEMPTY, "ENOTEMPTY"),
+    (libc::ENOTSOCK, "ENOTSOCK"),
+    (libc::ENOTSUP, "ENOTSUP"),
+    (libc::EOVERFLOW, "EOVERFLOW"),
+    (libc::EPERM, "EPERM"),
+    (libc::EPIPE, "EPIPE"),
+    (libc::EPROTO, "EPROTO"),
+    (libc::EPROTONOSUPPORT, "EPROTONOSUPPORT"),
+    (libc::EPROTOTYPE, "EPROTOTYPE"),
+    (libc::ERANGE, "ERANGE"),
+    (libc::EROFS, "EROFS"),
+    (libc::ESHUTDOWN, "ESHUTDOWN"),
+    (libc::ESPIPE, "ESPIPE"),
+    (libc::ESRCH, "ESRCH"),
+    (libc::ETIMEDOUT, "ETIMEDOUT"),
+    (libc::ETXTBSY, "ETXTBSY"),
+    (libc::EXDEV, "EXDEV"),
+    (libc::ENXIO, "ENXIO"),
+    (libc::EMLINK, "EMLINK"),
+    (libc::EHOSTDOWN, "EHOSTDOWN"),
+    #[cfg(target_os = "linux")]
+    (libc::EREMOTEIO, "EREMOTEIO"),
+    (libc::ENOTTY, "ENOTTY"),
+    #[cfg(target_os = "macos")]
+    (libc::EFTYPE, "EFTYPE"),
+    (libc::EILSEQ, "EILSEQ"),
+    (libc::ESOCKTNOSUPPORT, "ESOCKTNOSUPPORT"),
+    (libc::ENODATA, "ENODATA"),
+    #[cfg(target_os = "linux")]
+    (libc::EUNATCH, "EUNATCH"),
+    (libc::ENOEXEC, "ENOEXEC"),
+];
+
+#[cfg(test)]
+mod tests {
+    /// Without `$HOME`, Node falls back on the passwd entry, as we do.
+    #[test]
+    fn sys_passwd_home_matches_node_without_home() {
+        let Ok(out) = std::process::Command::new("node")
+            .args(["-e", "process.stdout.write(require('os').homedir())"])
+            .env_remove("HOME")
+            .output()
+        else {
+            println!("skipped: node is not on PATH");
+            return;
+        };
+        assert!(out.status.success());
+        let theirs = std::path::PathBuf::from(String::from_utf8(out.stdout).expect("utf-8"));
+        assert_eq!(super::passwd_home(), Some(theirs));
+    }
+}
