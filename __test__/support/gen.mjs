@@ -199,7 +199,7 @@ class Gen {
   }
 
   /** A value whose coercion (`Number()`, `String()`, `>=`, a spread) throws or bends. */
-  hostile() {
+  hostile({ bigint = true } = {}) {
     return this.rng.pickCall([
       () => ({ toString: 'x' }),
       () => ({ toString: null, valueOf: 1 }),
@@ -210,7 +210,7 @@ class Gen {
       () => this.rng.pick([NaN, -0, Infinity, 1.5, -1, 0]),
       () => this.rng.pick([[1, 2], [3], [], ['4']]),
       () => this.rng.pick([true, false, null]),
-      () => 10n,
+      () => (bigint ? 10n : { toString: 'x' }),
     ]);
   }
 
@@ -440,7 +440,9 @@ class Gen {
       // A field the reducer may coerce, set to what coercion refuses or bends.
       const keys = Object.keys(ev).filter((k) => k !== 'type' && k !== 'id');
       const k = keys.length && rng.chance(0.7) ? rng.pick(keys) : rng.pick(COERCED_KEYS);
-      ev[k] = this.hostile();
+      // No BigInt for a session whose journal is still only in the legacy
+      // directory: see badAppendArgs.
+      ev[k] = this.hostile({ bigint: !(s.hasLegacy && !s.hasPrimary) });
     }
     if (this.adv && rng.chance(0.15)) {
       // Odd extra keys, including integer-like ones and undefined values.
