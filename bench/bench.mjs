@@ -13,8 +13,8 @@
 // over the old module in the same run), the floor (the least work of the same
 // kind, measured in the same run) and whether the target is met.
 //
-// Workloads (names for --only): append, snapshot, replay, replay-scale,
-// replay-stale, foreign, list, lock, big, memory, durable.
+// Workloads (names for --only): append, phases, snapshot, replay,
+// replay-scale, replay-stale, foreign, list, lock, big, memory, durable.
 //
 // The events are the live server's own: the agent_phase names live-server.mjs
 // records, ids of 8 hex characters, generate events carrying the element
@@ -77,6 +77,9 @@ async function loadImpl(kind, liveDir) {
 /** The names live-server.mjs records for `agent_phase`, in lifecycle order. */
 const AGENT_PHASES = ['picked_up', 'scaffolding', 'source_ready', 'scaffold_fallback', 'generation_ready',
   'first_reviewable', 'second_reviewable', 'all_variants_ready'];
+/** The synthetic names an earlier bench used (they hid a cost of the real ones). */
+const SYNTHETIC_PHASES = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7'];
+
 const BASE_TS = Date.parse('2025-06-01T10:00:00.000Z');
 const TOKEN = '6f1c2b9e-4d7a-4e8b-9a35-2c1d0e7f8a94';
 const OWNER = 'browser-3fa94c21';
@@ -196,6 +199,9 @@ function phaseAfterLong(id, n) {
   }
   return phase;
 }
+
+/** agent_phase events only, cycling through `names`. */
+const phaseEvent = (names) => (id, i) => ({ type: 'agent_phase', id, phase: names[i % names.length], at: BASE_TS + i * 250, durationMs: 40 + (i % 7) });
 
 /** A checkpoint nobody else sends (a raw line appended by a foreign writer). */
 const foreignCheckpoint = (id, i) => ({
@@ -466,11 +472,11 @@ const roundsArg = argv.indexOf('--rounds');
 const BIG = argv.includes('--big');
 
 const CFG = QUICK ? {
-  rounds: 5, replayRounds: 5, appendOps: 120, snapshotOps: 2000, replayEvents: 5_000, scale: [1_000, 5_000, 20_000],
+  rounds: 5, replayRounds: 5, appendOps: 120, phaseOps: 1000, snapshotOps: 2000, replayEvents: 5_000, scale: [1_000, 5_000, 20_000],
   staleEvents: 2_000, foreignEvents: 10_000, foreignOps: { native: 20, js: 1 }, listSessions: 100, listWarmOps: 5, listFreshOps: 2,
   lockOps: 100, durableOps: 10, memorySessions: 300, memoryRounds: 3,
 } : {
-  rounds: 7, replayRounds: 15, appendOps: 1500, snapshotOps: 20_000, replayEvents: 20_000, scale: [1_000, 10_000, 100_000],
+  rounds: 7, replayRounds: 15, appendOps: 1500, phaseOps: 1000, snapshotOps: 20_000, replayEvents: 20_000, scale: [1_000, 10_000, 100_000],
   staleEvents: 5_000, foreignEvents: 10_000, foreignOps: { native: 200, js: 3 }, listSessions: 500, listWarmOps: 20, listFreshOps: 5,
   lockOps: 300, durableOps: 40, memorySessions: 1_000, memoryRounds: 5,
 };
@@ -482,7 +488,7 @@ if (roundsArg >= 0) CFG.rounds = Math.max(5, Number(argv[roundsArg + 1]) || CFG.
 // median room to land in the common case for both modules.
 CFG.replayRounds = Math.max(CFG.rounds, CFG.replayRounds);
 
-const WORKLOADS = ['append', 'snapshot', 'replay', 'replay-scale', 'replay-stale', 'foreign', 'list', 'lock', 'big', 'memory', 'durable'];
+const WORKLOADS = ['append', 'phases', 'snapshot', 'replay', 'replay-scale', 'replay-stale', 'foreign', 'list', 'lock', 'big', 'memory', 'durable'];
 function enabled(name) {
   if (ONLY) return ONLY.has(name);
   if (name === 'big') return !QUICK || BIG;
@@ -534,6 +540,28 @@ function wAppend(impls) {
     `3 mount acks, agent_done. Floor (probeFloor append, on the package's last line, ${last.line.length} B, and snapshot file, ${last.snapshot.length} B): ` +
     `disk work with this package's guarantees ${probe ? fmt(probe.guarded) : '—'} µs (without them: ${probe ? fmt(probe.inPlace) : '—'}), ` +
     `rendering the line and snapshot ${probe ? fmt(probe.render) : '—'}, V8's JSON.parse of the returned snapshot ${fmt(res.object)}.`);
+}
+
+/** 1,000 agent_phase appends to one fresh session: the names the server records against p0..p7. */
+function wPhases(impls) {
+  const n = CFG.phaseOps;
+  const id = hexId(2);
+  const run = (mod, names) => () => {
+    const dir = project('phases');
+    const store = mod.createLiveSessionStore({ cwd: dir });
+    const gen = phaseEvent(names);
+    const us = perOp(n, (i) => store.appendEvent(gen(id, i)));
+    removeDir(dir);
+    return us;
+  };
+  const res = alternate({
+    native: run(impls.native, AGENT_PHASES),
+    js: impls.js ? run(impls.js, AGENT_PHASES) : null,
+    nativeP: run(impls.native, SYNTHETIC_PHASES),
+    jsP: impls.js ? run(impls.js, SYNTHETIC_PHASES) : null,
+  });
+  row(`appendEvent ×${n.toLocaleString('en-US')} to one new session, agent_phase only: server's names (${AGENT_PHASES.slice(0, 2).join(', ')}, …)`, { old: res.js, native: res.native });
+  row(`appendEvent ×${n.toLocaleString('en-US')} to one new session, agent_phase only: p0..p7`, { old: res.jsP, native: res.nativeP });
 }
 
 /** getSnapshot when nothing changed. */
@@ -970,6 +998,7 @@ async function main() {
   const started = now();
   const table = {
     append: () => wAppend(impls),
+    phases: () => wPhases(impls),
     snapshot: () => wSnapshot(impls),
     replay: () => wReplay(impls),
     'replay-scale': () => wReplayScale(impls),
