@@ -14,12 +14,14 @@
 // kind, measured in the same run) and whether the target is met.
 //
 // Workloads (names for --only): append, phases, snapshot, replay,
-// replay-scale, replay-stale, foreign, list, lock, big, memory, durable.
+// replay-scale, replay-stale, foreign, list, lock, traffic, big, memory,
+// durable.
 //
 // The events are the live server's own: the agent_phase names live-server.mjs
 // records, ids of 8 hex characters, generate events carrying the element
 // context and the scaffold, browser checkpoints, mount acks, accept/complete,
-// discard, steer.
+// discard, steer. The `traffic` workload replays the journals recorded from the
+// reference's server in bench/traffic/ (see its README).
 //
 // Every workload works in its own fresh temp project (a dir holding `.git`, so
 // the project root is that dir) under os.tmpdir(), removed at exit. Nothing is
@@ -37,6 +39,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const THIS_FILE = fileURLToPath(import.meta.url);
 const PACKAGE_DIR = path.resolve(HERE, '..');
 const PACKAGE_ENTRY = path.join(PACKAGE_DIR, 'index.js');
+const TRAFFIC_DIR = path.join(HERE, 'traffic');
 
 // ---------------------------------------------------------------------------
 // Loading the implementations
@@ -233,6 +236,16 @@ function writeJournal(file, id, n, gen) {
 const sessionsDir = (root) => path.join(root, '.impeccable', 'live', 'sessions');
 const journalOf = (root, id) => path.join(sessionsDir(root), `${id}.jsonl`);
 const snapshotOf = (root, id) => path.join(sessionsDir(root), `${id}.snapshot.json`);
+
+/** The recorded journals of bench/traffic/: name, session id, lines, events. */
+function loadTraffic() {
+  if (!fs.existsSync(TRAFFIC_DIR)) return [];
+  return fs.readdirSync(TRAFFIC_DIR).filter((n) => n.endsWith('.jsonl')).sort().map((n) => {
+    const text = fs.readFileSync(path.join(TRAFFIC_DIR, n), 'utf8');
+    const entries = text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    return { name: n.slice(0, -'.jsonl'.length), id: entries[0].id, text, events: entries.map((e) => e.event) };
+  });
+}
 
 // ---------------------------------------------------------------------------
 // Temp projects
@@ -474,11 +487,11 @@ const BIG = argv.includes('--big');
 const CFG = QUICK ? {
   rounds: 5, replayRounds: 5, appendOps: 120, phaseOps: 1000, snapshotOps: 2000, replayEvents: 5_000, scale: [1_000, 5_000, 20_000],
   staleEvents: 2_000, foreignEvents: 10_000, foreignOps: { native: 20, js: 1 }, listSessions: 100, listWarmOps: 5, listFreshOps: 2,
-  lockOps: 100, durableOps: 10, memorySessions: 300, memoryRounds: 3,
+  lockOps: 100, trafficAppends: 150, trafficReplays: 20, durableOps: 10, memorySessions: 300, memoryRounds: 3,
 } : {
   rounds: 7, replayRounds: 15, appendOps: 1500, phaseOps: 1000, snapshotOps: 20_000, replayEvents: 20_000, scale: [1_000, 10_000, 100_000],
   staleEvents: 5_000, foreignEvents: 10_000, foreignOps: { native: 200, js: 3 }, listSessions: 500, listWarmOps: 20, listFreshOps: 5,
-  lockOps: 300, durableOps: 40, memorySessions: 1_000, memoryRounds: 5,
+  lockOps: 300, trafficAppends: 600, trafficReplays: 100, durableOps: 40, memorySessions: 1_000, memoryRounds: 5,
 };
 CFG.settle = !argv.includes('--no-settle');
 if (roundsArg >= 0) CFG.rounds = Math.max(5, Number(argv[roundsArg + 1]) || CFG.rounds);
@@ -488,7 +501,8 @@ if (roundsArg >= 0) CFG.rounds = Math.max(5, Number(argv[roundsArg + 1]) || CFG.
 // median room to land in the common case for both modules.
 CFG.replayRounds = Math.max(CFG.rounds, CFG.replayRounds);
 
-const WORKLOADS = ['append', 'phases', 'snapshot', 'replay', 'replay-scale', 'replay-stale', 'foreign', 'list', 'lock', 'big', 'memory', 'durable'];
+const WORKLOADS = ['append', 'phases', 'snapshot', 'replay', 'replay-scale', 'replay-stale', 'foreign', 'list', 'lock',
+  'traffic', 'big', 'memory', 'durable'];
 function enabled(name) {
   if (ONLY) return ONLY.has(name);
   if (name === 'big') return !QUICK || BIG;
@@ -590,12 +604,15 @@ function wSnapshot(impls) {
   NOTES.push('getSnapshot floor = one fs.statSync of the journal from JS (the check both implementations must make).');
 }
 
-/** Sets up one project per implementation holding the same journal (`n` events of `gen`). */
-function journalProjects(impls, label, id, { n, gen }) {
+/** Sets up one project per implementation holding the same journal (`text`, or `n` events of `gen`). */
+function journalProjects(impls, label, id, { n, gen, text }) {
   const dirs = {};
   for (const k of Object.keys(impls)) {
     const dir = project(`${label}-${k}`);
-    if (Object.keys(dirs).length) {
+    if (text != null) {
+      fs.mkdirSync(sessionsDir(dir), { recursive: true });
+      fs.writeFileSync(journalOf(dir, id), text);
+    } else if (Object.keys(dirs).length) {
       fs.mkdirSync(sessionsDir(dir), { recursive: true });
       fs.copyFileSync(journalOf(Object.values(dirs)[0], id), journalOf(dir, id));
     } else {
@@ -805,6 +822,57 @@ function wLock(impls) {
   NOTES.push(`lock floor = openSync(wx) + writeSync of a ${payload.length}-byte owner record + closeSync + unlinkSync.`);
 }
 
+/**
+ * The journals recorded from the reference's server (bench/traffic/): their
+ * events re-appended through appendEvent into a fresh store (fresh project
+ * each time, set up untimed; timestamps differ, the work is the same), and the
+ * journal itself replayed cold.
+ */
+function wTraffic(impls) {
+  const traffic = loadTraffic();
+  if (!traffic.length) {
+    NOTES.push(`traffic: no journals in ${TRAFFIC_DIR}`);
+    return;
+  }
+  for (const t of traffic) {
+    const reps = Math.max(1, Math.round(CFG.trafficAppends / t.events.length));
+    const last = {};
+    const appendRound = (k) => () => {
+      let total = 0;
+      for (let r = 0; r < reps; r++) {
+        const dir = project(`traffic-${k}`);
+        const store = impls[k].createLiveSessionStore({ cwd: dir });
+        const t0 = now();
+        for (const e of t.events) store.appendEvent(e);
+        total += usSince(t0);
+        last[k] = store.getSnapshot(t.id, { includeCompleted: true });
+        removeDir(dir);
+      }
+      return total / (reps * t.events.length);
+    };
+    const app = alternate({ native: appendRound('native'), js: impls.js ? appendRound('js') : null });
+    if (last.js && (last.native.phase !== last.js.phase || last.native.diagnostics.length !== last.js.diagnostics.length)) {
+      MISSES.push(`traffic ${t.name}: native and old snapshots differ after the same appends`);
+    }
+    const dirs = journalProjects(impls, `traffic-replay-${t.name}`, t.id, { text: t.text });
+    const out = { native: {}, js: {} };
+    const replayRound = (k) => () => {
+      let total = 0;
+      for (let r = 0; r < CFG.trafficReplays; r++) total += coldReplay(impls[k], dirs[k], t.id, out[k]);
+      return total / CFG.trafficReplays;
+    };
+    const rep = alternate({ native: replayRound('native'), js: impls.js ? replayRound('js') : null });
+    checkSame(`traffic ${t.name} replay`, out.native.snapshot, out.js.snapshot);
+    for (const dir of Object.values(dirs)) removeDir(dir);
+    const label = `traffic ${t.name} (${t.events.length} events, ${(t.text.length / 1024).toFixed(1)} KiB)`;
+    row(`${label}: appendEvent (µs/event)`, { old: app.js, native: app.native });
+    row(`${label}: cold replay (µs/replay)`, { old: rep.js, native: rep.native });
+  }
+  NOTES.push(`traffic: ${traffic.length} journals from bench/traffic/; appendEvent re-appends each journal's events into a fresh project and store (untimed setup), ` +
+    `repeated to about ${CFG.trafficAppends} appends per round; cold replay = a new store's first getSnapshot over the journal, snapshot file removed, ` +
+    `${CFG.trafficReplays} per round.`);
+}
+
 /** Peak RSS of a child process running `args`, with its JSON result. */
 function runChild(args, { gc = false } = {}) {
   const nodeArgs = [...(gc ? ['--expose-gc'] : []), THIS_FILE, '--child', ...args];
@@ -1006,6 +1074,7 @@ async function main() {
     foreign: () => wForeign(impls),
     list: () => wList(impls),
     lock: () => wLock(impls),
+    traffic: () => wTraffic(impls),
     big: () => wBig(impls, liveDir),
     memory: () => wMemory(impls, liveDir),
     durable: () => wDurable(impls),
