@@ -14,7 +14,7 @@
 // kind, measured in the same run) and whether the target is met.
 //
 // Workloads (names for --only): append, phases, snapshot, replay,
-// replay-scale, replay-stale, foreign, list, lock, traffic, big, memory,
+// replay-scale, replay-stale, foreign, list, lock, traffic, day, big, memory,
 // durable.
 //
 // The events are the live server's own: the agent_phase names live-server.mjs
@@ -183,6 +183,33 @@ function generation(id, g = 0, { count = 3, tune = 6 } = {}) {
   return out;
 }
 const GENERATION_LENGTH = generation('00000000').length;
+
+/** A whole session as the server's day sees them; `kind` picks how it ends. */
+function sessionEvents(id, kind) {
+  if (kind === 'steer') {
+    const message = 'Less padding above the title, please';
+    const cp = (revision, reason, extra) => ({
+      token: TOKEN, type: 'checkpoint', id, revision, revisionDomain: 'browser', owner: OWNER, phase: 'steer', reason, pageUrl: PAGE, ...extra,
+    });
+    return [
+      { token: TOKEN, type: 'steer', id, message, pageUrl: `http://localhost:5173${PAGE}` },
+      cp(1, 'steer_input_focused', { focused: true }),
+      cp(2, 'steer_submitted', { message }),
+      { type: 'steer_done', id, message: 'Tightened the hero spacing', sourceEventType: 'steer', carbonize: false },
+      cp(3, 'steer_done', { message: 'Tightened the hero spacing', file: '' }),
+    ];
+  }
+  if (kind === 'discard') {
+    return [...generation(id, 0, { count: 4, tune: 3 }),
+      { token: TOKEN, type: 'discard', id },
+      { type: 'discarded', id, file: SOURCE, sourceEventType: 'discard', carbonize: false }];
+  }
+  const round = generation(id, 0);
+  return [...round,
+    { token: TOKEN, type: 'accept', id, variantId: '2', pageUrl: PAGE, clientSentAt: BASE_TS + 20_000, paramValues: round[round.length - 1].paramValues },
+    { type: 'complete', id, file: SOURCE, sourceEventType: 'accept', carbonize: false }];
+}
+const SESSION_KINDS = ['accept', 'steer', 'accept', 'discard'];
 
 /** Event `i` of one long session that keeps regenerating (generation rounds back to back). */
 function longEvent(id, i) {
@@ -487,11 +514,11 @@ const BIG = argv.includes('--big');
 const CFG = QUICK ? {
   rounds: 5, replayRounds: 5, appendOps: 120, phaseOps: 1000, snapshotOps: 2000, replayEvents: 5_000, scale: [1_000, 5_000, 20_000],
   staleEvents: 2_000, foreignEvents: 10_000, foreignOps: { native: 20, js: 1 }, listSessions: 100, listWarmOps: 5, listFreshOps: 2,
-  lockOps: 100, trafficAppends: 150, trafficReplays: 20, durableOps: 10, memorySessions: 300, memoryRounds: 3,
+  lockOps: 100, trafficAppends: 150, trafficReplays: 20, daySessions: 50, dayOps: 300, durableOps: 10, memorySessions: 300, memoryRounds: 3,
 } : {
   rounds: 7, replayRounds: 15, appendOps: 1500, phaseOps: 1000, snapshotOps: 20_000, replayEvents: 20_000, scale: [1_000, 10_000, 100_000],
   staleEvents: 5_000, foreignEvents: 10_000, foreignOps: { native: 200, js: 3 }, listSessions: 500, listWarmOps: 20, listFreshOps: 5,
-  lockOps: 300, trafficAppends: 600, trafficReplays: 100, durableOps: 40, memorySessions: 1_000, memoryRounds: 5,
+  lockOps: 300, trafficAppends: 600, trafficReplays: 100, daySessions: 50, dayOps: 1500, durableOps: 40, memorySessions: 1_000, memoryRounds: 5,
 };
 CFG.settle = !argv.includes('--no-settle');
 if (roundsArg >= 0) CFG.rounds = Math.max(5, Number(argv[roundsArg + 1]) || CFG.rounds);
@@ -502,7 +529,7 @@ if (roundsArg >= 0) CFG.rounds = Math.max(5, Number(argv[roundsArg + 1]) || CFG.
 CFG.replayRounds = Math.max(CFG.rounds, CFG.replayRounds);
 
 const WORKLOADS = ['append', 'phases', 'snapshot', 'replay', 'replay-scale', 'replay-stale', 'foreign', 'list', 'lock',
-  'traffic', 'big', 'memory', 'durable'];
+  'traffic', 'day', 'big', 'memory', 'durable'];
 function enabled(name) {
   if (ONLY) return ONLY.has(name);
   if (name === 'big') return !QUICK || BIG;
@@ -873,6 +900,88 @@ function wTraffic(impls) {
     `${CFG.trafficReplays} per round.`);
 }
 
+/**
+ * A server's day: 50 sessions live at once, events round-robin across them,
+ * each session a realistic cycle (generate … accept/complete, a steer, or a
+ * discard; a finished session's slot starts a new one with a new id). After
+ * every append a second store on the same project (another instance, as
+ * live-status or a second server would be) reads that session, and every 10
+ * appends it lists the active sessions. µs per append, reads included.
+ */
+function wDay(impls) {
+  const slots = CFG.daySessions;
+  const ops = CFG.dayOps;
+  /** A fresh project with every slot part-way through its first session (untimed), so the day runs in a steady mix. */
+  function setup(mod) {
+    const dir = project('day');
+    const writer = mod.createLiveSessionStore({ cwd: dir });
+    const reader = mod.createLiveSessionStore({ cwd: dir });
+    let next = 0;
+    const state = Array.from({ length: slots }, (_, s) => ({ n: 0, i: 0, events: null, s }));
+    const start = (st) => {
+      const id = hexId(100_000 + next);
+      st.events = sessionEvents(id, SESSION_KINDS[next % SESSION_KINDS.length]);
+      st.i = 0;
+      next++;
+    };
+    const nextEvent = (st) => {
+      if (!st.events || st.i >= st.events.length) start(st);
+      return st.events[st.i++];
+    };
+    for (const st of state) {
+      start(st);
+      const skip = (st.s * 7) % st.events.length;
+      for (let i = 0; i < skip; i++) writer.appendEvent(nextEvent(st));
+    }
+    reader.listActiveSessions();
+    const stream = Array.from({ length: ops }, (_, op) => nextEvent(state[op % slots]));
+    return { dir, writer, reader, stream };
+  }
+  const last = {};
+  const run = (k) => () => {
+    const d = setup(impls[k]);
+    const t0 = now();
+    for (let op = 0; op < ops; op++) {
+      const e = d.stream[op];
+      d.writer.appendEvent(e);
+      d.reader.getSnapshot(e.id);
+      if (op % 10 === 9) d.reader.listActiveSessions();
+    }
+    const us = usSince(t0) / ops;
+    last[k] = d.reader.listActiveSessions().map((s) => `${s.id}:${s.phase}`).join(' ');
+    removeDir(d.dir);
+    return us;
+  };
+  // The floor's reader half: after the same untimed native append, a stat of
+  // the journal and a read of the snapshot file the writer just replaced.
+  const floorRead = () => {
+    const d = setup(impls.native);
+    const us = perOpWith(ops, (op) => {
+      d.writer.appendEvent(d.stream[op]);
+      d.id = d.stream[op].id;
+    }, () => {
+      fs.statSync(journalOf(d.dir, d.id));
+      fs.readFileSync(snapshotOf(d.dir, d.id));
+    });
+    floorRead.sample = lastAppendOf(d.dir, d.id);
+    removeDir(d.dir);
+    return us;
+  };
+  const res = alternate({ native: run('native'), js: impls.js ? run('js') : null, read: floorRead });
+  if (last.js != null && last.native !== last.js) MISSES.push("server's day: the reader's last listing differs between native and old");
+  const probe = probeFloor('append', floorRead.sample);
+  const floorValue = probe ? probe.guarded + res.read : null;
+  row(`a server's day: ${slots} sessions round-robin, each append read back by a second store, a listing every 10 appends (µs/append)`, {
+    old: res.js, native: res.native, target: { ratio: 5 },
+    floor: probe ? `${fmt(floorValue)} (append disk ${fmt(probe.guarded)} + stat & read ${fmt(res.read)})` : `stat & read ${fmt(res.read)}`,
+    floorValue,
+  });
+  NOTES.push(`server's day: ${ops} appends per round over ${slots} sessions (kinds in turn: ${SESSION_KINDS.join(', ')}), one fresh project per round, ` +
+    `every slot pre-advanced untimed to a different point of its first session; the reader's getSnapshot returns null once a session completes. ` +
+    `Floor = probeFloor append (a ${floorRead.sample.line.length}-byte line, ${floorRead.sample.snapshot.length}-byte snapshot file) + a statSync of the journal ` +
+    `and readFileSync of the snapshot file after each append; not counted: rendering, building the objects, the listings.`);
+}
+
 /** Peak RSS of a child process running `args`, with its JSON result. */
 function runChild(args, { gc = false } = {}) {
   const nodeArgs = [...(gc ? ['--expose-gc'] : []), THIS_FILE, '--child', ...args];
@@ -1075,6 +1184,7 @@ async function main() {
     list: () => wList(impls),
     lock: () => wLock(impls),
     traffic: () => wTraffic(impls),
+    day: () => wDay(impls),
     big: () => wBig(impls, liveDir),
     memory: () => wMemory(impls, liveDir),
     durable: () => wDurable(impls),
