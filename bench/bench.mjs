@@ -107,6 +107,12 @@ const ELEMENT = {
   parentContext: '<main class="page page--pricing">', boundingRect: { width: 1280, height: 420 },
 };
 
+/** An element with neither id nor classes: the preflight cannot locate it (`insufficient_locator`). */
+const HEADING = {
+  ...ELEMENT, tagName: 'h2', classes: [], textContent: 'Choose your plan', outerHTML: '<h2>Choose your plan</h2>',
+  parentContext: '<div class="plans">', boundingRect: { width: 1120, height: 48 },
+};
+
 /** What the generation preflight (live-wrap.mjs) hands back, which the server adds to the generate event. */
 function scaffold(id, count) {
   const examples = Array.from({ length: count }, (_, i) => `@scope ([data-impeccable-variant="${i + 1}"]) { :scope > .variant-class { ... } }`);
@@ -137,11 +143,14 @@ function scaffold(id, count) {
  * scaffolding, the generate again with the scaffold, source_ready, the
  * generate again with generationReadyAt, generation_ready); per arriving
  * variant a browser checkpoint, the *_reviewable phase the server derives from
- * it, and a mount ack; the agent's done; then `tune` param changes. Round `g`
+ * it, and a mount ack; the agent's done; then `tune` param changes. With
+ * `fallback` (every other round by default) the element is one the preflight
+ * cannot locate: scaffoldError and scaffold_fallback instead of the scaffold
+ * and source_ready, as in every generation of the reference's suites. Round `g`
  * continues the browser's revisions of round g - 1, so nothing is stale and no
- * diagnostics accumulate: a session repeating rounds keeps one snapshot size.
+ * diagnostics accumulate: a session repeating rounds keeps a bounded snapshot.
  */
-function generation(id, g = 0, { count = 3, tune = 6 } = {}) {
+function generation(id, g = 0, { count = 3, tune = 6, fallback = g % 2 === 1 } = {}) {
   const t0 = BASE_TS + g * 60_000;
   let rev = g * (1 + count + tune);
   let k = 0;
@@ -152,15 +161,17 @@ function generation(id, g = 0, { count = 3, tune = 6 } = {}) {
     ...(arrived ? { sourceFile: SOURCE, previewMode: 'source' } : {}), paramValues,
   });
   const phase = (name, extra) => ({ type: 'agent_phase', id, phase: name, at: at(), ...extra });
-  const generate = { token: TOKEN, type: 'generate', id, action: 'bolder', count, pageUrl: PAGE, element: ELEMENT };
-  const scaffolded = { ...generate, scaffoldAttempted: true, scaffoldDurationMs: 431.7, scaffold: scaffold(id, count) };
+  const generate = { token: TOKEN, type: 'generate', id, action: 'bolder', count, pageUrl: PAGE, element: fallback ? HEADING : ELEMENT };
+  const scaffolded = fallback
+    ? { ...generate, scaffoldAttempted: true, scaffoldDurationMs: null, scaffoldError: 'insufficient_locator' }
+    : { ...generate, scaffoldAttempted: true, scaffoldDurationMs: 431.7, scaffold: scaffold(id, count) };
   const out = [
     generate,
     checkpoint('generate_started', 'generating', 0, 0, {}),
     phase('picked_up'),
     phase('scaffolding'),
     scaffolded,
-    phase('source_ready', { durationMs: 431.7, previewMode: 'source' }),
+    phase(fallback ? 'scaffold_fallback' : 'source_ready', { durationMs: fallback ? null : 431.7, previewMode: 'source' }),
     { ...scaffolded, generationReadyAt: t0 + 900 },
     phase('generation_ready'),
   ];
@@ -200,7 +211,7 @@ function sessionEvents(id, kind) {
     ];
   }
   if (kind === 'discard') {
-    return [...generation(id, 0, { count: 4, tune: 3 }),
+    return [...generation(id, 0, { count: 4, tune: 3, fallback: true }),
       { token: TOKEN, type: 'discard', id },
       { type: 'discarded', id, file: SOURCE, sourceEventType: 'discard', carbonize: false }];
   }
@@ -222,7 +233,7 @@ function longEvent(id, i) {
 /** The phase a replay of `n` longEvent events ends in. */
 function phaseAfterLong(id, n) {
   let phase = 'new';
-  for (const e of generation(id, 0).slice(0, ((n - 1) % GENERATION_LENGTH) + 1)) {
+  for (const e of generation(id, Math.floor((n - 1) / GENERATION_LENGTH)).slice(0, ((n - 1) % GENERATION_LENGTH) + 1)) {
     if (e.type === 'generate') phase = 'generate_requested';
     else if (e.type === 'checkpoint') phase = e.phase;
     else if (e.type === 'agent_done') phase = 'variants_ready';
@@ -577,7 +588,8 @@ function wAppend(impls) {
     floor: probe ? `${fmt(probe.guarded + probe.render + res.object)} (disk ${fmt(probe.guarded)} + render ${fmt(probe.render)} + object ${fmt(res.object)})` : null,
     floorValue: probe ? probe.guarded + probe.render + res.object : null,
   });
-  NOTES.push(`appendEvent: the events of generation(): generate ×3 (1.2-3.2 KB with element context and scaffold), 10 checkpoints, 7 agent_phase, ` +
+  NOTES.push(`appendEvent: the events of generation(), rounds alternating between an element found in source and one not: generate ×3 ` +
+    `(about 1.2 KB with the element context, 3.2 KB with the scaffold), 10 checkpoints, 7 agent_phase, ` +
     `3 mount acks, agent_done. Floor (probeFloor append, on the package's last line, ${last.line.length} B, and snapshot file, ${last.snapshot.length} B): ` +
     `disk work with this package's guarantees ${probe ? fmt(probe.guarded) : '—'} µs (without them: ${probe ? fmt(probe.inPlace) : '—'}), ` +
     `rendering the line and snapshot ${probe ? fmt(probe.render) : '—'}, V8's JSON.parse of the returned snapshot ${fmt(res.object)}.`);
