@@ -22,14 +22,20 @@ if (files.length === 0) {
 const N = Number(process.env.N || 1500);
 const R = Number(process.env.R || 9);
 
-/** The bench's small events: a checkpoint, an agent phase, a mount ack. */
+/** Small events as the live server journals them: a browser checkpoint, an agent phase (the names it records), a mount ack. */
+const PHASES = ['picked_up', 'scaffolding', 'source_ready', 'generation_ready', 'first_reviewable', 'second_reviewable', 'all_variants_ready'];
 function smallEvent(id, i) {
   switch (i % 3) {
-    case 0: return { type: 'checkpoint', id, revision: 1_000_000 + i, phase: 'variants_ready', owner: 'tab-7f3a', visibleVariant: 1 + (i % 3) };
-    case 1: return { type: 'agent_phase', id, phase: 'first_reviewable', durationMs: 12 };
-    default: return { type: 'variant_mounted', id, variant: 1 + (i % 3) };
+    case 0: return {
+      token: TOKEN, type: 'checkpoint', id, revision: 1_000_000 + i, revisionDomain: 'browser', owner: 'browser-3fa94c21', reason: 'param_changed',
+      pageUrl: '/pricing', phase: 'cycling', expectedVariants: 3, arrivedVariants: 3, visibleVariant: 1 + (i % 3), paramValues: { weight: 500 + (i % 5) * 100 },
+    };
+    case 1: return { type: 'agent_phase', id, phase: PHASES[i % PHASES.length], at: 1748772000000 + i * 250 };
+    default: return { token: TOKEN, type: 'variant_mounted', id, variant: 1 + (i % 3), url: `/src/components/Hero.jsx?t=${1748772000000 + i}` };
   }
 }
+const TOKEN = '6f1c2b9e-4d7a-4e8b-9a35-2c1d0e7f8a94';
+const ID = '5e1d07a3'; // 8 hex characters, as the browser makes session ids
 
 const contenders = files.map((file) => {
   const mod = require(path.resolve(file));
@@ -37,10 +43,12 @@ const contenders = files.map((file) => {
   fs.mkdirSync(path.join(dir, '.git'));
   const store = mod.createLiveSessionStore({ cwd: dir });
   store.appendEvent({
-    type: 'generate', id: 'ab', pageUrl: 'http://localhost:3000/pricing', count: 3, action: 'bolder',
-    prompt: 'Make the pricing hero feel more confident',
-    element: { selector: 'main > section.hero', tag: 'section', classes: ['hero', 'hero--dark'], text: 'Simple pricing for teams' },
-    screenshotPath: '/tmp/impeccable/shot-0.png', token: 'tok-0',
+    type: 'generate', id: ID, pageUrl: '/pricing', count: 3, action: 'bolder',
+    element: {
+      tagName: 'section', id: null, classes: ['hero', 'hero--dark'], textContent: 'Simple pricing for teams',
+      outerHTML: '<section class="hero hero--dark"><h1 class="hero__title">Simple pricing for teams</h1></section>',
+    },
+    token: TOKEN,
   });
   return { file, dir, store, i: 0, times: [] };
 });
@@ -48,7 +56,7 @@ const contenders = files.map((file) => {
 for (let r = 0; r < R; r++) {
   for (const c of contenders) {
     const t0 = process.hrtime.bigint();
-    for (let k = 0; k < N; k++) c.store.appendEvent(smallEvent('ab', ++c.i));
+    for (let k = 0; k < N; k++) c.store.appendEvent(smallEvent(ID, ++c.i));
     c.times.push(Number(process.hrtime.bigint() - t0) / 1000 / N);
   }
 }

@@ -1,18 +1,27 @@
 #!/usr/bin/env node
 // Benchmarks quiver-live-native against the old JS modules of quiver-cli.
 //
-//   npm run bench                       build, then the full run (~1 min on 2 cores, incl. a 600 MiB file)
-//   node bench/bench.mjs --quick        smoke run: fewer ops, smaller sizes, no 600 MB file
-//   node bench/bench.mjs --only append,lock [--big] [--rounds 7]
+//   npm run bench                       build, then the full run (a few minutes on 2 cores, incl. a 600 MiB file)
+//   node bench/bench.mjs --quick        smoke run: fewer ops, smaller sizes, no 600 MiB file
+//   node bench/bench.mjs --only append,day [--big] [--rounds 7]
 //
 // With QUIVER_REFERENCE_DIR pointing at a checkout of pbakaus/impeccable, the
 // old modules (skill/scripts/live/session-store.mjs and source-lock.mjs) are
 // imported from there and every workload runs on both, in the same process,
 // rounds alternating native, old, native, old, ... The table shows the median
-// µs per operation of each. Nothing of the reference is copied here.
+// µs per operation of each, their ratio (old / native), the target (a ratio
+// over the old module in the same run), the floor (the least work of the same
+// kind, measured in the same run) and whether the target is met.
 //
-// Workload names for --only: append, snapshot, replay, replay-scale,
-// replay-stale, foreign, list, lock, big, memory, durable.
+// Workloads (names for --only): append, phases, snapshot, replay,
+// replay-scale, replay-stale, foreign, list, lock, traffic, day, big, memory,
+// durable.
+//
+// The events are the live server's own: the agent_phase names live-server.mjs
+// records, ids of 8 hex characters, generate events carrying the element
+// context and the scaffold, browser checkpoints, mount acks, accept/complete,
+// discard, steer. The `traffic` workload replays the journals recorded from the
+// reference's server in bench/traffic/ (see its README).
 //
 // Every workload works in its own fresh temp project (a dir holding `.git`, so
 // the project root is that dir) under os.tmpdir(), removed at exit. Nothing is
@@ -30,6 +39,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const THIS_FILE = fileURLToPath(import.meta.url);
 const PACKAGE_DIR = path.resolve(HERE, '..');
 const PACKAGE_ENTRY = path.join(PACKAGE_DIR, 'index.js');
+const TRAFFIC_DIR = path.join(HERE, 'traffic');
 
 // ---------------------------------------------------------------------------
 // Loading the implementations
@@ -65,67 +75,181 @@ async function loadImpl(kind, liveDir) {
 }
 
 // ---------------------------------------------------------------------------
-// Events and journals
+// Events, as the live server journals them
+
+/** The names live-server.mjs records for `agent_phase`, in lifecycle order. */
+const AGENT_PHASES = ['picked_up', 'scaffolding', 'source_ready', 'scaffold_fallback', 'generation_ready',
+  'first_reviewable', 'second_reviewable', 'all_variants_ready'];
+/** The synthetic names an earlier bench used (they hid a cost of the real ones). */
+const SYNTHETIC_PHASES = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7'];
 
 const BASE_TS = Date.parse('2025-06-01T10:00:00.000Z');
-const PAGE_URL = 'http://localhost:5173/pricing';
-const SOURCE_FILE = 'src/pages/pricing.astro';
-const PREVIEW_FILE = '.impeccable/live/preview/pricing.html';
+const TOKEN = '6f1c2b9e-4d7a-4e8b-9a35-2c1d0e7f8a94';
+const OWNER = 'browser-3fa94c21';
+const PAGE = '/pricing';
+const SOURCE = 'src/components/Hero.jsx';
+
+/** Session id `n` (n < 2^32): 8 hex characters, as the browser's id8() makes them; distinct for distinct n. */
+const hexId = (n) => (Math.imul(n + 1, 0x9e3779b1) >>> 0).toString(16).padStart(8, '0');
+
+/** The element context the browser sends with `generate` (live-browser.js extractContext). */
+const ELEMENT = {
+  tagName: 'section', id: null, classes: ['hero', 'hero--dark'],
+  textContent: 'Simple pricing for teamsStart free, upgrade when your team grows.Start free trial',
+  outerHTML: '<section class="hero hero--dark"><h1 class="hero__title">Simple pricing for teams</h1><p class="hero__lede">Start free, upgrade when your team grows.</p><a class="button button--primary" href="/signup">Start free trial</a></section>',
+  computedStyles: {
+    'font-family': 'Inter, system-ui, sans-serif', 'font-size': '16px', 'font-weight': '400', 'line-height': '1.5',
+    color: 'rgb(241, 245, 249)', background: 'rgb(15, 23, 42) none repeat scroll 0% 0% / auto padding-box border-box',
+    'background-color': 'rgb(15, 23, 42)', padding: '96px 48px', margin: '0px', display: 'flex', position: 'relative',
+    gap: '24px', 'border-radius': '0px', 'box-shadow': 'none',
+  },
+  cssCustomProperties: { '--brand': '#4f46e5', '--brand-ink': '#eef2ff', '--radius': '12px', '--space-4': '16px' },
+  parentContext: '<main class="page page--pricing">', boundingRect: { width: 1280, height: 420 },
+};
+
+/** An element with neither id nor classes: the preflight cannot locate it (`insufficient_locator`). */
+const HEADING = {
+  ...ELEMENT, tagName: 'h2', classes: [], textContent: 'Choose your plan', outerHTML: '<h2>Choose your plan</h2>',
+  parentContext: '<div class="plans">', boundingRect: { width: 1120, height: 48 },
+};
+
+/** What the generation preflight (live-wrap.mjs) hands back, which the server adds to the generate event. */
+function scaffold(id, count) {
+  const examples = Array.from({ length: count }, (_, i) => `@scope ([data-impeccable-variant="${i + 1}"]) { :scope > .variant-class { ... } }`);
+  return {
+    file: SOURCE, sourceWritten: false,
+    wrapperBlock: `    <div data-impeccable-variants="${id}" data-impeccable-variant-count="${count}" style={{ display: "contents" }}>\n` +
+      `      {/* impeccable-variants-start ${id} */}\n      {/* Original */}\n      <div data-impeccable-variant="original">\n` +
+      '        <section className="hero hero--dark">\n          <h1 className="hero__title">Simple pricing for teams</h1>\n' +
+      '          <p className="hero__lede">Start free, upgrade when your team grows.</p>\n' +
+      '          <a className="button button--primary" href="/signup">Start free trial</a>\n        </section>\n      </div>\n' +
+      `      {/* Variants: insert below this line */}\n      {/* impeccable-variants-end ${id} */}\n    </div>`,
+    replaceStartLine: 3, replaceEndLine: 7, startLine: 3, endLine: 15, insertLine: 13,
+    commentSyntax: { open: '{/*', close: '*/}' }, styleMode: 'scoped', styleTag: '<style data-impeccable-css="SESSION_ID">',
+    cssSelectorPrefixExamples: [],
+    cssAuthoring: {
+      mode: 'scoped', styleTag: '<style data-impeccable-css="SESSION_ID">', strategy: 'scope-rule',
+      rulePattern: examples[0].replace('"1"', '"N"'), selectorExamples: examples,
+      requirements: ['Use @scope blocks keyed to each [data-impeccable-variant="N"] wrapper.', 'Use the styleTag exactly.'],
+      forbidden: ['Do not use global [data-impeccable-variant="N"] selector prefixes for this styleMode.'],
+    },
+    originalLineCount: 5,
+  };
+}
 
 /**
- * Event `i` of a realistic, endlessly repeating live cycle: generate, plan,
- * agent phases, variants ready, three mount acks, a browser and a publication
- * checkpoint, a steer and its answer. No diagnostics accumulate, so the
- * snapshot stays the same size however long the journal gets.
+ * One generation round of session `id`, as the server journals it: the
+ * browser's generate and its first checkpoint; the agent's poll (picked_up,
+ * scaffolding, the generate again with the scaffold, source_ready, the
+ * generate again with generationReadyAt, generation_ready); per arriving
+ * variant a browser checkpoint, the *_reviewable phase the server derives from
+ * it, and a mount ack; the agent's done; then `tune` param changes. With
+ * `fallback` (every other round by default) the element is one the preflight
+ * cannot locate: scaffoldError and scaffold_fallback instead of the scaffold
+ * and source_ready, as in every generation of the reference's suites. Round `g`
+ * continues the browser's revisions of round g - 1, so nothing is stale and no
+ * diagnostics accumulate: a session repeating rounds keeps a bounded snapshot.
  */
-function cycleEvent(id, i, extra) {
-  const p = i % CYCLE;
-  const c = Math.floor(i / CYCLE);
-  const at = BASE_TS + i * 1000;
-  let e;
-  switch (p) {
-    case 0: e = {
-      type: 'generate', id, pageUrl: PAGE_URL, count: 3, action: 'bolder',
-      prompt: 'Make the pricing hero feel more confident',
-      element: { selector: 'main > section.hero', tag: 'section', classes: ['hero', 'hero--dark'], text: 'Simple pricing for teams' },
-      screenshotPath: `/tmp/impeccable/shot-${c % 4}.png`, token: `tok-${c}`,
-    }; break;
-    case 1: e = { type: 'variant_plan', id, plan: { count: 3, variants: [{ n: 1, label: 'Heavier type' }, { n: 2, label: 'Contrast band' }, { n: 3, label: 'Split layout' }] } }; break;
-    case 2: e = { type: 'agent_phase', id, phase: 'picked_up', at, durationMs: 180 }; break;
-    case 3: e = { type: 'agent_phase', id, phase: 'generation_ready', at, durationMs: 4200 }; break;
-    case 4: e = { type: 'variants_ready', id, arrivedVariants: 3, sourceFile: SOURCE_FILE, previewFile: PREVIEW_FILE, previewMode: 'inline', at }; break;
-    case 5: case 6: case 7: e = { type: 'variant_mounted', id, variant: p - 4, url: `/@impeccable/variant-${p - 4}.js` }; break;
-    case 8: e = {
-      type: 'checkpoint', id, revision: c + 1, phase: 'variants_ready', owner: 'tab-7f3a', visibleVariant: 2, arrivedVariants: 3,
-      paramValues: { weight: 700, accent: '#ff3355', density: 'comfortable' },
-    }; break;
-    case 9: e = { type: 'checkpoint', id, reason: 'variants_progress', revision: c + 1, arrivedVariants: 3 }; break;
-    case 10: e = { type: 'steer', id, pageUrl: PAGE_URL, prompt: 'A little less contrast on the band', variant: 2 }; break;
-    default: e = { type: 'steer_done', id, message: 'Softened the contrast band', sourceFile: SOURCE_FILE, previewFile: PREVIEW_FILE, previewMode: 'inline' }; break;
+function generation(id, g = 0, { count = 3, tune = 6, fallback = g % 2 === 1 } = {}) {
+  const t0 = BASE_TS + g * 60_000;
+  let rev = g * (1 + count + tune);
+  let k = 0;
+  const at = () => t0 + 250 * k++;
+  const checkpoint = (reason, phase, arrived, visible, paramValues) => ({
+    token: TOKEN, type: 'checkpoint', id, revision: ++rev, revisionDomain: 'browser', owner: OWNER, reason, pageUrl: PAGE,
+    phase, expectedVariants: count, arrivedVariants: arrived, visibleVariant: visible,
+    ...(arrived ? { sourceFile: SOURCE, previewMode: 'source' } : {}), paramValues,
+  });
+  const phase = (name, extra) => ({ type: 'agent_phase', id, phase: name, at: at(), ...extra });
+  const generate = { token: TOKEN, type: 'generate', id, action: 'bolder', count, pageUrl: PAGE, element: fallback ? HEADING : ELEMENT };
+  const scaffolded = fallback
+    ? { ...generate, scaffoldAttempted: true, scaffoldDurationMs: null, scaffoldError: 'insufficient_locator' }
+    : { ...generate, scaffoldAttempted: true, scaffoldDurationMs: 431.7, scaffold: scaffold(id, count) };
+  const out = [
+    generate,
+    checkpoint('generate_started', 'generating', 0, 0, {}),
+    phase('picked_up'),
+    phase('scaffolding'),
+    scaffolded,
+    phase(fallback ? 'scaffold_fallback' : 'source_ready', { durationMs: fallback ? null : 431.7, previewMode: 'source' }),
+    { ...scaffolded, generationReadyAt: t0 + 900 },
+    phase('generation_ready'),
+  ];
+  for (let n = 1; n <= count; n++) {
+    const reason = n < count ? 'variants_progress' : 'variants_ready';
+    out.push(checkpoint(reason, 'generating', n, 1, {}));
+    const progress = { arrivedVariants: n, expectedVariants: count, checkpointReason: reason };
+    if (n === 1) out.push(phase('first_reviewable', progress));
+    else if (n === 2 && count >= 3) out.push(phase('second_reviewable', progress));
+    if (n === count && n > 1) out.push(phase('all_variants_ready', progress));
+    out.push({ token: TOKEN, type: 'variant_mounted', id, variant: n, url: `/${SOURCE}?t=${at()}` });
   }
-  return extra ? { ...e, ...extra } : e;
-}
-const CYCLE = 12;
-/** The phase after the journal's last event has cycle position `p`. */
-const PHASE_AFTER = ['generate_requested', 'generate_requested', 'generate_requested', 'generate_requested',
-  'variants_ready', 'variants_ready', 'variants_ready', 'variants_ready', 'variants_ready', 'variants_ready',
-  'steer_requested', 'steer_done'];
-
-/** Half the events are stale browser checkpoints: each one adds a diagnostic. */
-function staleEvent(id, i) {
-  return i % 2 === 0
-    ? { type: 'checkpoint', id, revision: i / 2 + 1, phase: 'variants_ready', owner: 'tab-a', visibleVariant: 1 }
-    : { type: 'checkpoint', id, revision: 0, phase: 'generating', owner: 'tab-b' };
-}
-
-/** A small event as the live server appends them during a session. */
-function smallEvent(id, i) {
-  switch (i % 3) {
-    case 0: return { type: 'checkpoint', id, revision: 1_000_000 + i, phase: 'variants_ready', owner: 'tab-7f3a', visibleVariant: 1 + (i % 3) };
-    case 1: return { type: 'agent_phase', id, phase: 'first_reviewable', durationMs: 12 };
-    default: return { type: 'variant_mounted', id, variant: 1 + (i % 3) };
+  out.push({ type: 'agent_done', id, file: SOURCE, sourceEventType: 'generate', carbonize: false });
+  const params = { weight: 600, accent: 'indigo', density: 'comfortable' };
+  for (let i = 0; i < tune; i++) {
+    params.weight = 400 + ((g + i) % 5) * 100;
+    if (i % 3 === 2) params.density = params.density === 'compact' ? 'comfortable' : 'compact';
+    out.push(checkpoint('param_changed', 'cycling', count, 1 + (i % count), { ...params }));
   }
+  return out;
 }
+const GENERATION_LENGTH = generation('00000000').length;
+
+/** A whole session as the server's day sees them; `kind` picks how it ends. */
+function sessionEvents(id, kind) {
+  if (kind === 'steer') {
+    const message = 'Less padding above the title, please';
+    const cp = (revision, reason, extra) => ({
+      token: TOKEN, type: 'checkpoint', id, revision, revisionDomain: 'browser', owner: OWNER, phase: 'steer', reason, pageUrl: PAGE, ...extra,
+    });
+    return [
+      { token: TOKEN, type: 'steer', id, message, pageUrl: `http://localhost:5173${PAGE}` },
+      cp(1, 'steer_input_focused', { focused: true }),
+      cp(2, 'steer_submitted', { message }),
+      { type: 'steer_done', id, message: 'Tightened the hero spacing', sourceEventType: 'steer', carbonize: false },
+      cp(3, 'steer_done', { message: 'Tightened the hero spacing', file: '' }),
+    ];
+  }
+  if (kind === 'discard') {
+    return [...generation(id, 0, { count: 4, tune: 3, fallback: true }),
+      { token: TOKEN, type: 'discard', id },
+      { type: 'discarded', id, file: SOURCE, sourceEventType: 'discard', carbonize: false }];
+  }
+  const round = generation(id, 0);
+  return [...round,
+    { token: TOKEN, type: 'accept', id, variantId: '2', pageUrl: PAGE, clientSentAt: BASE_TS + 20_000, paramValues: round[round.length - 1].paramValues },
+    { type: 'complete', id, file: SOURCE, sourceEventType: 'accept', carbonize: false }];
+}
+const SESSION_KINDS = ['accept', 'steer', 'accept', 'discard'];
+
+/** Event `i` of one long session that keeps regenerating (generation rounds back to back). */
+function longEvent(id, i) {
+  const g = Math.floor(i / GENERATION_LENGTH);
+  const key = `${id}/${g}`;
+  if (longEvent.key !== key) { longEvent.key = key; longEvent.round = generation(id, g); }
+  return longEvent.round[i % GENERATION_LENGTH];
+}
+
+/** The phase a replay of `n` longEvent events ends in. */
+function phaseAfterLong(id, n) {
+  let phase = 'new';
+  for (const e of generation(id, Math.floor((n - 1) / GENERATION_LENGTH)).slice(0, ((n - 1) % GENERATION_LENGTH) + 1)) {
+    if (e.type === 'generate') phase = 'generate_requested';
+    else if (e.type === 'checkpoint') phase = e.phase;
+    else if (e.type === 'agent_done') phase = 'variants_ready';
+  }
+  return phase;
+}
+
+/** agent_phase events only, cycling through `names`. */
+const phaseEvent = (names) => (id, i) => ({ type: 'agent_phase', id, phase: names[i % names.length], at: BASE_TS + i * 250, durationMs: 40 + (i % 7) });
+
+/** A checkpoint nobody else sends (a raw line appended by a foreign writer). */
+const foreignCheckpoint = (id, i) => ({
+  token: TOKEN, type: 'checkpoint', id, revision: 1_000_000 + i, revisionDomain: 'browser', owner: OWNER, reason: 'param_changed',
+  pageUrl: PAGE, phase: 'cycling', expectedVariants: 3, arrivedVariants: 3, visibleVariant: 1 + (i % 3),
+  sourceFile: SOURCE, previewMode: 'source', paramValues: { weight: 500 + (i % 5) * 100, accent: 'indigo', density: 'comfortable' },
+});
 
 function journalLine(seq, event, at = BASE_TS + (seq - 1) * 1000) {
   return JSON.stringify({ seq, id: event.id, type: event.type, ts: new Date(at).toISOString(), event }) + '\n';
@@ -151,6 +275,16 @@ const sessionsDir = (root) => path.join(root, '.impeccable', 'live', 'sessions')
 const journalOf = (root, id) => path.join(sessionsDir(root), `${id}.jsonl`);
 const snapshotOf = (root, id) => path.join(sessionsDir(root), `${id}.snapshot.json`);
 
+/** The recorded journals of bench/traffic/: name, session id, lines, events. */
+function loadTraffic() {
+  if (!fs.existsSync(TRAFFIC_DIR)) return [];
+  return fs.readdirSync(TRAFFIC_DIR).filter((n) => n.endsWith('.jsonl')).sort().map((n) => {
+    const text = fs.readFileSync(path.join(TRAFFIC_DIR, n), 'utf8');
+    const entries = text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    return { name: n.slice(0, -'.jsonl'.length), id: entries[0].id, text, events: entries.map((e) => e.event) };
+  });
+}
+
 // ---------------------------------------------------------------------------
 // Temp projects
 
@@ -172,6 +306,7 @@ function project(label) {
   fs.mkdirSync(path.join(dir, '.git'));
   return dir;
 }
+const removeDir = (dir) => fs.rmSync(dir, { recursive: true, force: true });
 
 // ---------------------------------------------------------------------------
 // Timing
@@ -205,24 +340,22 @@ function median(xs) {
 }
 
 /**
- * Runs each contender's round function in turn, `warmup + rounds` times
- * (native, old, floor, native, old, floor, ...), and returns the median of
- * the counted rounds per contender.
- */
-/**
  * Writes back every dirty page (and lets the file system commit) before a
  * contender's round, untimed: otherwise one contender's deferred disk work
- * (journal commits, and on this `discard` mount the trimming of the blocks
- * the old module's renames free) lands in the next contender's round.
+ * (journal commits, and on a `discard` mount the trimming of the blocks the
+ * old module's renames free) lands in the next contender's round.
  */
 function settleDisk() {
   if (CFG.settle) spawnSync('sync');
 }
 
-function alternate(contenders, rounds = CFG.rounds, warmup = 1, budgetSec = Infinity) {
+/**
+ * Runs each contender's round function in turn, `warmup + rounds` times
+ * (native, old, floor, native, old, floor, ...), and returns the median of
+ * the counted rounds per contender (null for a contender given as null).
+ */
+function alternate(contenders, rounds = CFG.rounds, warmup = 1) {
   const samples = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
-  const t0 = now();
-  let counted = 0;
   for (let r = 0; r < warmup + rounds; r++) {
     for (const [k, run] of Object.entries(contenders)) {
       if (!run) continue;
@@ -231,21 +364,71 @@ function alternate(contenders, rounds = CFG.rounds, warmup = 1, budgetSec = Infi
       if (r >= warmup) samples[k].push(v);
       if (process.env.QLN_BENCH_TRACE) log(`round ${r} ${k}: ${v}`);
     }
-    if (r >= warmup) counted++;
-    // Only a pathologically slow build gets here: keep the whole run bounded.
-    if (usSince(t0) / 1e6 > budgetSec && r + 1 < warmup + rounds) {
-      log(`time budget of ${budgetSec} s spent after ${counted} counted round(s)`);
-      if (counted === 0) continue;
-      break;
-    }
   }
-  const out = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, v.length ? median(v) : null]));
-  Object.defineProperty(out, 'rounds', { value: counted, enumerable: false });
-  return out;
+  return Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, v.length ? median(v) : null]));
 }
 
-/** " (3 rounds: time budget)" when a workload had to stop early. */
-const roundsNote = (res) => (res.rounds < CFG.rounds ? ` (${res.rounds} round${res.rounds === 1 ? '' : 's'}: time budget)` : '');
+// ---------------------------------------------------------------------------
+// Floors JS cannot measure
+
+/**
+ * The one place floors measured outside JS come from: the core crate's
+ * `floor` example (crates/core/examples/floor.rs), built and run with
+ * `cargo run --release -p quiver-live-core --example floor` (the first use
+ * builds it).
+ *
+ * - `probeFloor('append', { line, snapshot })`: the disk work of one append of
+ *   `line` with this package's guarantees (journal opened, locked, its path
+ *   stat'ed, written, fstat'ed, closed; snapshot file opened, leased,
+ *   fstat'ed, rewritten in place, closed), `guarded`; the same without them,
+ *   `inPlace`; and rendering those bytes from the model, `render`. µs per append.
+ * - `probeFloor('replay', { journal })`: per event of that journal, validating
+ *   each line (`validate`, the least a replay must do), serde_json value trees
+ *   (`serde`), this package's parser (`ours`), its whole replay (`replay`) and
+ *   the reducer alone (`reduce`). µs per event.
+ *
+ * Returns null (with a note) when the probe gave no figures.
+ */
+function probeFloor(kind, input) {
+  let arg, keys;
+  const scratch = fs.mkdtempSync(path.join(tmpRoot(), `probe-${kind}-`));
+  if (kind === 'append') {
+    fs.writeFileSync(path.join(scratch, 'line.txt'), input.line);
+    fs.writeFileSync(path.join(scratch, 'snapshot.json'), input.snapshot);
+    arg = scratch;
+    keys = { guarded: 'guarded_us', inPlace: 'in_place_us', render: 'render_us' };
+  } else if (kind === 'replay') {
+    arg = input.journal;
+    keys = {
+      serde: 'parse_serde_value_us_per_event', validate: 'validate_us_per_event', ours: 'ours_parse_us_per_event',
+      replay: 'replay_us_per_event', reduce: 'reduce_us_per_event',
+    };
+  } else {
+    throw new Error(`probeFloor: unknown kind ${kind}`);
+  }
+  log(`floor ${kind}: cargo run --release -p quiver-live-core --example floor (builds it on first use) ...`);
+  const r = spawnSync('cargo', ['run', '--quiet', '--release', '-p', 'quiver-live-core', '--example', 'floor', '--', kind, arg], {
+    cwd: PACKAGE_DIR, encoding: 'utf8', maxBuffer: 1 << 24,
+  });
+  removeDir(scratch);
+  const line = (r.stdout || '').split('\n').find((l) => l.startsWith(`${kind}-floor `));
+  const values = {};
+  for (const [k, key] of Object.entries(keys)) {
+    const m = line && new RegExp(`\\b${key}=([\\d.]+)`).exec(line);
+    if (!m) {
+      NOTES.push(`floor ${kind} not measured: the floor example gave no figures (${r.error?.message ?? `exit ${r.status}: ${r.stderr}`}).`);
+      return null;
+    }
+    values[k] = Number(m[1]);
+  }
+  return values;
+}
+
+/** The package's last journal line and its snapshot file in `dir`, as probeFloor('append') takes them. */
+function lastAppendOf(dir, id) {
+  const lines = fs.readFileSync(journalOf(dir, id), 'utf8').trimEnd().split('\n');
+  return { line: lines[lines.length - 1] + '\n', snapshot: fs.readFileSync(snapshotOf(dir, id)) };
+}
 
 // ---------------------------------------------------------------------------
 // Results
@@ -255,59 +438,57 @@ const NOTES = [];
 const MISSES = [];
 
 /**
- * One table row. `target`: { speedup: x } (old/native ≥ x), { belowMb: x },
- * { notAbove: 'old' } (native ≤ old), { flat: x } (largest/smallest ≤ x,
- * checked by the caller), or null.
+ * One table row. `target`: { ratio: x } (old/native ≥ x), { belowMb: x }, or
+ * null; `met` may be given instead (a check made by the caller). `floor` is a
+ * number, or text with `floorValue` the number the target is held against.
  */
-function row(name, { old = null, native = null, target = null, floor = null, floorValue = undefined, met = undefined, targetText = undefined, speedup = undefined }) {
-  if (speedup === undefined) speedup = old != null && native != null && native > 0 ? old / native : null;
-  // The time the target asks for, against the floor measured in the same run:
-  // a target below the floor cannot be met by any implementation on this disk.
+function row(name, { old = null, native = null, target = null, floor = null, floorValue, met, targetText, ratio }) {
+  if (ratio === undefined) ratio = old != null && native != null && native > 0 ? old / native : null;
   if (floorValue === undefined) floorValue = typeof floor === 'number' ? floor : null;
-  const needs = target?.speedup && old != null ? old / target.speedup : null;
-  const belowFloor = needs != null && floorValue != null && needs < floorValue;
+  // The time the target asks for, against the floor measured in the same run:
+  // a target below the floor cannot be met by any implementation on this machine.
+  const needs = target?.ratio && old != null ? old / target.ratio : null;
   let tText = targetText ?? '';
   if (met === undefined) {
     met = null;
-    if (target?.speedup) {
-      tText ||= `≥${target.speedup}x`;
-      met = speedup == null ? null : speedup >= target.speedup;
+    if (target?.ratio) {
+      tText ||= `≥${target.ratio}x`;
+      met = ratio == null ? null : ratio >= target.ratio;
     } else if (target?.belowMb) {
       tText ||= `< ${target.belowMb} MB`;
       met = native == null ? null : native < target.belowMb;
-    } else if (target?.notAbove) {
-      tText ||= '≤ old';
-      met = old == null || native == null ? null : native <= old;
     }
   }
-  ROWS.push({ name, old, native, speedup, target: tText, floor, floorValue, met, belowFloor, needs });
+  ROWS.push({ name, old, native, ratio, target: tText, floor, floorValue, met, needs });
   if (met === false) MISSES.push(name);
 }
 
-function fmt(x, unit = '') {
+function fmt(x) {
   if (x == null || Number.isNaN(x)) return '—';
   if (typeof x === 'string') return x;
   const a = Math.abs(x);
-  const s = a >= 1000 ? Math.round(x).toLocaleString('en-US') : a >= 100 ? x.toFixed(0) : a >= 10 ? x.toFixed(1) : x.toFixed(2);
-  return s + unit;
+  return a >= 1000 ? Math.round(x).toLocaleString('en-US') : a >= 100 ? x.toFixed(0) : a >= 10 ? x.toFixed(1) : x.toFixed(2);
 }
 
+/** Truncated, not rounded, so a 1.996x never prints as "2.00x" next to a miss. */
 function truncate(x) {
-  const a = Math.abs(x);
-  const scale = a >= 100 ? 1 : a >= 10 ? 10 : 100;
+  const scale = Math.abs(x) >= 100 ? 1 : Math.abs(x) >= 10 ? 10 : 100;
   return Math.trunc(x * scale) / scale;
 }
 
 function printTable() {
   const lines = [];
-  lines.push('| workload | old (µs) | native (µs) | speedup | target | floor (µs) | met? |');
+  lines.push('| workload | old (µs) | native (µs) | ratio | target | floor (µs) | met? |');
   lines.push('|---|---:|---:|---:|---|---:|---|');
   for (const r of ROWS) {
-    // Truncated, not rounded, so a 1.996x never prints as "2.00x" next to a miss.
-    const sp = r.speedup == null ? '—' : typeof r.speedup === 'string' ? r.speedup : `${fmt(truncate(r.speedup))}x`;
-    const met = r.met == null ? '—' : r.met ? 'yes' : r.belowFloor ? `**no**: target = ${fmt(r.needs)} µs, below the floor`
-      : r.needs != null && r.floorValue != null ? `**no**: target = ${fmt(r.needs)} µs, floor = ${fmt(r.floorValue)} µs` : '**no**';
-    lines.push(`| ${r.name} | ${fmt(r.old)} | ${fmt(r.native)} | ${sp} | ${r.target || '—'} | ${fmt(r.floor)} | ${met} |`);
+    const ratio = r.ratio == null ? '—' : typeof r.ratio === 'string' ? r.ratio : `${fmt(truncate(r.ratio))}x`;
+    let met = r.met == null ? '—' : r.met ? 'yes' : '**no**';
+    if (r.met === false && r.needs != null) {
+      met += r.floorValue != null && r.needs < r.floorValue
+        ? `: target = ${fmt(r.needs)} µs, below the floor`
+        : `: target = ${fmt(r.needs)} µs`;
+    }
+    lines.push(`| ${r.name} | ${fmt(r.old)} | ${fmt(r.native)} | ${ratio} | ${r.target || '—'} | ${fmt(r.floor)} | ${met} |`);
   }
   return lines.join('\n');
 }
@@ -321,6 +502,8 @@ function machine() {
   const nproc = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
   return `nproc ${nproc}, CPU ${cpu}, node ${process.version}, ${os.platform()} ${os.release()}, ${new Date().toISOString()}`;
 }
+
+const loadavg = () => os.loadavg().map((x) => x.toFixed(2)).join(', ');
 
 function log(msg) {
   process.stderr.write(`[bench] ${msg}\n`);
@@ -337,13 +520,13 @@ const roundsArg = argv.indexOf('--rounds');
 const BIG = argv.includes('--big');
 
 const CFG = QUICK ? {
-  rounds: 5, replayRounds: 5, appendOps: 40, snapshotOps: 2000, replayEvents: 5_000, scale: [1_000, 5_000, 20_000],
-  staleEvents: 2_000, staleScale: [1_000, 2_000, 5_000], foreignEvents: 10_000, foreignOpsA: 20, foreignOpsB: { native: 20, js: 1 },
-  listSessions: 100, listWarmOps: 5, listFreshOps: 2, lockOps: 100, durableOps: 10, memorySessions: 300, memoryRounds: 5,
+  rounds: 5, replayRounds: 5, appendOps: 120, phaseOps: 1000, snapshotOps: 2000, replayEvents: 5_000, scale: [1_000, 5_000, 20_000],
+  staleEvents: 2_000, foreignEvents: 10_000, foreignOps: { native: 20, js: 1 }, listSessions: 100, listWarmOps: 5, listFreshOps: 2,
+  lockOps: 100, trafficAppends: 150, trafficReplays: 20, daySessions: 50, dayOps: 300, durableOps: 10, memorySessions: 300, memoryRounds: 3,
 } : {
-  rounds: 7, replayRounds: 15, appendOps: 1500, snapshotOps: 20_000, replayEvents: 20_000, scale: [1_000, 10_000, 100_000],
-  staleEvents: 5_000, staleScale: [1_000, 5_000, 20_000], foreignEvents: 10_000, foreignOpsA: 200, foreignOpsB: { native: 200, js: 3 },
-  listSessions: 500, listWarmOps: 20, listFreshOps: 5, lockOps: 300, durableOps: 40, memorySessions: 1_000, memoryRounds: 5,
+  rounds: 7, replayRounds: 15, appendOps: 1500, phaseOps: 1000, snapshotOps: 20_000, replayEvents: 20_000, scale: [1_000, 10_000, 100_000],
+  staleEvents: 5_000, foreignEvents: 10_000, foreignOps: { native: 200, js: 3 }, listSessions: 500, listWarmOps: 20, listFreshOps: 5,
+  lockOps: 300, trafficAppends: 600, trafficReplays: 100, daySessions: 50, dayOps: 1500, durableOps: 40, memorySessions: 1_000, memoryRounds: 5,
 };
 CFG.settle = !argv.includes('--no-settle');
 if (roundsArg >= 0) CFG.rounds = Math.max(5, Number(argv[roundsArg + 1]) || CFG.rounds);
@@ -353,7 +536,8 @@ if (roundsArg >= 0) CFG.rounds = Math.max(5, Number(argv[roundsArg + 1]) || CFG.
 // median room to land in the common case for both modules.
 CFG.replayRounds = Math.max(CFG.rounds, CFG.replayRounds);
 
-const WORKLOADS = ['append', 'snapshot', 'replay', 'replay-scale', 'replay-stale', 'foreign', 'list', 'lock', 'big', 'memory', 'durable'];
+const WORKLOADS = ['append', 'phases', 'snapshot', 'replay', 'replay-scale', 'replay-stale', 'foreign', 'list', 'lock',
+  'traffic', 'day', 'big', 'memory', 'durable'];
 function enabled(name) {
   if (ONLY) return ONLY.has(name);
   if (name === 'big') return !QUICK || BIG;
@@ -363,105 +547,81 @@ function enabled(name) {
 // ---------------------------------------------------------------------------
 // Workloads
 
-/** 1 and 9: appendEvent of small events to one session, snapshot file kept current. */
+/** appendEvent to one session that keeps regenerating: the server's generation rounds back to back. */
 function wAppend(impls) {
-  const id = 'bench-append';
+  const id = hexId(1);
   const stores = {};
   for (const [k, mod] of Object.entries(impls)) {
     const dir = project(`append-${k}`);
     const store = mod.createLiveSessionStore({ cwd: dir });
-    store.appendEvent(cycleEvent(id, 0));
-    stores[k] = { dir, store, i: 0 };
+    for (let i = 0; i < GENERATION_LENGTH; i++) store.appendEvent(longEvent(id, i));
+    stores[k] = { dir, store, i: GENERATION_LENGTH - 1 };
   }
-  // The floor writes exactly what the package writes: its last journal line,
-  // and a snapshot file of the same size, staged then renamed.
-  const nd = stores.native.dir;
-  stores.native.store.appendEvent(smallEvent(id, 0));
-  const lines = fs.readFileSync(journalOf(nd, id), 'utf8').trimEnd().split('\n');
-  const line = lines[lines.length - 1] + '\n';
-  const snapText = fs.readFileSync(snapshotOf(nd, id), 'utf8');
-  // The object appendEvent returns, as compact JSON (the file adds indentation and bookkeeping).
-  const objectText = JSON.stringify(stores.native.store.getSnapshot(id));
-  const fdir = project('append-floor');
-  const fJournal = path.join(fdir, 'floor.jsonl');
-  const fSnap = path.join(fdir, 'floor.snapshot.json');
-  const fTmp = fSnap + '.tmp';
-
   const n = CFG.appendOps;
-  const appendInPlace = () => {
-    fs.appendFileSync(fJournal, line);
-    const fd = fs.openSync(fSnap, 'r+');
-    fs.writeSync(fd, snapText, 0);
-    fs.closeSync(fd);
-  };
   const run = (k) => () => {
     const s = stores[k];
-    return perOp(n, () => s.store.appendEvent(smallEvent(id, ++s.i)));
+    const events = Array.from({ length: n }, () => longEvent(id, ++s.i)); // built untimed
+    return perOp(n, (j) => s.store.appendEvent(events[j]));
   };
+  // The object appendEvent returns, built the cheapest generic way JS has
+  // (V8's JSON.parse of its compact JSON): part of the floor.
+  const objectText = JSON.stringify(stores.native.store.getSnapshot(id));
   const res = alternate({
     native: run('native'),
     js: stores.js ? run('js') : null,
-    floor: () => perOp(n, () => {
-      fs.appendFileSync(fJournal, line);
-      fs.writeFileSync(fTmp, snapText);
-      fs.renameSync(fTmp, fSnap);
-    }),
-    // Not the floor column; printed as notes so one can see where the floor's time goes.
-    appendOnly: () => perOp(n, () => fs.appendFileSync(fJournal, line)),
-    renameOnly: () => perOp(n, () => {
-      fs.writeFileSync(fTmp, snapText);
-      fs.renameSync(fTmp, fSnap);
-    }),
-    inPlace: () => perOp(n, appendInPlace),
-    // The same, plus building the snapshot object appendEvent returns (V8's
-    // own JSON.parse of the snapshot text, the fastest way JS has).
-    inPlaceObject: () => perOp(n, () => {
-      appendInPlace();
-      return JSON.parse(snapText);
-    }),
-    // The object alone: pure CPU, so steadier than the difference of two
-    // disk-bound rows.
-    objectOnly: () => perOp(n, () => JSON.parse(objectText)),
+    object: () => perOp(n, () => JSON.parse(objectText)),
   });
-  // The same disk work from Rust, with and without what makes it safe here
-  // (journal lock, cache-key stats, write lease): JS has neither flock nor leases.
-  fs.writeFileSync(path.join(fdir, 'line.txt'), line);
-  fs.writeFileSync(path.join(fdir, 'snapshot.json'), snapText);
-  const rust = cargoProbe('append_floor', { QLN_APPEND_FLOOR: fdir }, ['in_place_us', 'guarded_us', 'render_us']);
-  const objectCost = res.objectOnly ?? null;
   if (stores.js) {
     const a = stores.native.store.getSnapshot(id);
     const b = stores.js.store.getSnapshot(id);
-    const same = a.phase === b.phase && a.browserCheckpointRevision === b.browserCheckpointRevision && a.diagnostics.length === b.diagnostics.length;
-    if (!same) NOTES.push('append: native and old snapshots DIFFER after the same events');
+    if (a.phase !== b.phase || a.browserCheckpointRevision !== b.browserCheckpointRevision || a.diagnostics.length !== b.diagnostics.length) {
+      MISSES.push('append: native and old snapshots differ after the same events');
+    }
   }
-  row('appendEvent, small events, one session', {
-    old: res.js, native: res.native, target: { speedup: 10 },
-    floor: `${fmt(res.floor)} (in place: ${fmt(res.inPlace)}; + object: ${fmt(res.inPlaceObject)}` +
-      (rust ? `; guarded, Rust: ${fmt(rust.guarded_us)} + render ${fmt(rust.render_us)} + object ${fmt(objectCost)}` : '') + ')',
-    floorValue: rust && objectCost != null ? rust.guarded_us + rust.render_us + objectCost : res.inPlaceObject,
+  const last = lastAppendOf(stores.native.dir, id);
+  const probe = probeFloor('append', last);
+  row(`appendEvent, one session, the server's generation rounds (${GENERATION_LENGTH} events each, agent_phase names as recorded)`, {
+    old: res.js, native: res.native, target: { ratio: 6 },
+    floor: probe ? `${fmt(probe.guarded + probe.render + res.object)} (disk ${fmt(probe.guarded)} + render ${fmt(probe.render)} + object ${fmt(res.object)})` : null,
+    floorValue: probe ? probe.guarded + probe.render + res.object : null,
   });
-  NOTES.push(`append floor = appendFileSync of the package's own ${line.length}-byte line + writeFileSync of a ${snapText.length}-byte temp snapshot + renameSync ` +
-    `(of which: append alone ${fmt(res.appendOnly)} µs, temp write + rename alone ${fmt(res.renameOnly)} µs; ` +
-    `append + rewriting the snapshot in place (open r+, write, close; not atomic) ${fmt(res.inPlace)} µs; ` +
-    `that + JSON.parse of the snapshot text, the object appendEvent returns, ${fmt(res.inPlaceObject)} µs).`);
-  if (rust) {
-    NOTES.push(`append floor from Rust (cargo test append_floor, same line and snapshot, medians of 7 x 1,500): journal append + in-place ` +
-      `rewrite ${fmt(rust.in_place_us)} µs; with this package's guarantees, both files held open as between two appends (journal: flock, statx of its path, ` +
-      `write, fstat; snapshot: F_SETSIG + F_SETLEASE, fstat, pwrite, lease released; flock released) ${fmt(rust.guarded_us)} µs; rendering those bytes from the model (the event's JSON, the line, ` +
-      `the pretty snapshot) ${fmt(rust.render_us)} µs. The floor column adds V8's JSON.parse of the returned snapshot's compact JSON (${fmt(res.objectOnly)} µs), the cheapest ` +
-      `generic way JS has to build that object.`);
-  }
+  NOTES.push(`appendEvent: the events of generation(), rounds alternating between an element found in source and one not: generate ×3 ` +
+    `(about 1.2 KB with the element context, 3.2 KB with the scaffold), 10 checkpoints, 7 agent_phase, ` +
+    `3 mount acks, agent_done. Floor (probeFloor append, on the package's last line, ${last.line.length} B, and snapshot file, ${last.snapshot.length} B): ` +
+    `disk work with this package's guarantees ${probe ? fmt(probe.guarded) : '—'} µs (without them: ${probe ? fmt(probe.inPlace) : '—'}), ` +
+    `rendering the line and snapshot ${probe ? fmt(probe.render) : '—'}, V8's JSON.parse of the returned snapshot ${fmt(res.object)}.`);
 }
 
-/** 2: getSnapshot when nothing changed. */
+/** 1,000 agent_phase appends to one fresh session: the names the server records against p0..p7. */
+function wPhases(impls) {
+  const n = CFG.phaseOps;
+  const id = hexId(2);
+  const run = (mod, names) => () => {
+    const dir = project('phases');
+    const store = mod.createLiveSessionStore({ cwd: dir });
+    const gen = phaseEvent(names);
+    const us = perOp(n, (i) => store.appendEvent(gen(id, i)));
+    removeDir(dir);
+    return us;
+  };
+  const res = alternate({
+    native: run(impls.native, AGENT_PHASES),
+    js: impls.js ? run(impls.js, AGENT_PHASES) : null,
+    nativeP: run(impls.native, SYNTHETIC_PHASES),
+    jsP: impls.js ? run(impls.js, SYNTHETIC_PHASES) : null,
+  });
+  row(`appendEvent ×${n.toLocaleString('en-US')} to one new session, agent_phase only: server's names (${AGENT_PHASES.slice(0, 2).join(', ')}, …)`, { old: res.js, native: res.native });
+  row(`appendEvent ×${n.toLocaleString('en-US')} to one new session, agent_phase only: p0..p7`, { old: res.jsP, native: res.nativeP });
+}
+
+/** getSnapshot when nothing changed. */
 function wSnapshot(impls) {
-  const id = 'bench-read';
+  const id = hexId(3);
   const stores = {};
   for (const [k, mod] of Object.entries(impls)) {
     const dir = project(`snapshot-${k}`);
     const store = mod.createLiveSessionStore({ cwd: dir });
-    for (let i = 0; i < 30; i++) store.appendEvent(cycleEvent(id, i));
+    for (let i = 0; i < 30; i++) store.appendEvent(longEvent(id, i));
     store.getSnapshot(id);
     stores[k] = { dir, store };
   }
@@ -476,240 +636,155 @@ function wSnapshot(impls) {
     js: stores.js ? run('js') : null,
     floor: () => perOp(n, () => fs.statSync(jp)),
   });
-  row('getSnapshot, nothing changed', { old: res.js, native: res.native, target: { speedup: 2 }, floor: res.floor });
+  row('getSnapshot, nothing changed', { old: res.js, native: res.native, target: { ratio: 2 }, floor: res.floor });
   NOTES.push('getSnapshot floor = one fs.statSync of the journal from JS (the check both implementations must make).');
 }
 
-/** Sets up one project per implementation holding the same journal. */
-function journalProjects(impls, label, id, n, gen) {
+/** Sets up one project per implementation holding the same journal (`text`, or `n` events of `gen`). */
+function journalProjects(impls, label, id, { n, gen, text }) {
   const dirs = {};
-  let first = null;
   for (const k of Object.keys(impls)) {
     const dir = project(`${label}-${k}`);
-    if (first) {
+    if (text != null) {
       fs.mkdirSync(sessionsDir(dir), { recursive: true });
-      fs.copyFileSync(journalOf(first, id), journalOf(dir, id));
+      fs.writeFileSync(journalOf(dir, id), text);
+    } else if (Object.keys(dirs).length) {
+      fs.mkdirSync(sessionsDir(dir), { recursive: true });
+      fs.copyFileSync(journalOf(Object.values(dirs)[0], id), journalOf(dir, id));
     } else {
       writeJournal(journalOf(dir, id), id, n, gen);
-      first = dir;
     }
     dirs[k] = dir;
   }
   return dirs;
 }
 
-/** µs per event of a cold replay: no snapshot file, a new store, the first getSnapshot. */
-function coldReplay(mod, dir, id, n, out) {
+/** µs of a cold replay: no snapshot file, a new store, the first getSnapshot. */
+function coldReplay(mod, dir, id, out) {
   fs.rmSync(snapshotOf(dir, id), { force: true });
   const store = mod.createLiveSessionStore({ cwd: dir });
   const t0 = now();
-  const snap = store.getSnapshot(id);
+  const snap = store.getSnapshot(id, { includeCompleted: true });
   const us = usSince(t0);
   if (out) out.snapshot = snap;
-  return us / n;
+  return us;
 }
 
 function checkSame(label, a, b) {
   if (!a || !b) return;
   const same = isDeepStrictEqual(a, b) && JSON.stringify(a) === JSON.stringify(b);
-  NOTES.push(`${label}: native snapshot ${same ? 'equals' : 'DIFFERS FROM'} the old module's (deep, key order).`);
-  if (!same) MISSES.push(`${label}: snapshots differ`);
+  if (!same) {
+    NOTES.push(`${label}: native snapshot DIFFERS FROM the old module's.`);
+    MISSES.push(`${label}: snapshots differ`);
+  }
 }
 
-/**
- * Cold replays of the same `n`-event journal by each implementation, rounds
- * alternating (`alternateArgs` go to `alternate`); `out.<impl>.snapshot` is
- * the last snapshot each one returned.
- */
-function alternateColdReplays(impls, label, id, n, gen, ...alternateArgs) {
-  const dirs = journalProjects(impls, label, id, n, gen);
+/** Cold replays of one journal by each implementation, rounds alternating; µs per replay. */
+function alternateColdReplays(impls, label, id, journal, rounds = CFG.rounds) {
+  const dirs = journalProjects(impls, label, id, journal);
   const out = { native: {}, js: {} };
   const res = alternate({
-    native: () => coldReplay(impls.native, dirs.native, id, n, out.native),
-    js: impls.js ? () => coldReplay(impls.js, dirs.js, id, n, out.js) : null,
-  }, ...alternateArgs);
+    native: () => coldReplay(impls.native, dirs.native, id, out.native),
+    js: impls.js ? () => coldReplay(impls.js, dirs.js, id, out.js) : null,
+  }, rounds);
+  checkSame(`${label} replay`, out.native.snapshot, out.js.snapshot);
   return { dirs, out, res };
 }
 
-/** 3: cold replay of a 20,000-event journal. */
+/** Cold replay of a 20,000-event journal of generation rounds. */
 function wReplay(impls) {
-  const id = 'bench-replay';
+  const id = hexId(4);
   const n = CFG.replayEvents;
-  const { dirs, out, res } = alternateColdReplays(impls, 'replay', id, n, cycleEvent, CFG.replayRounds);
-  const floor = replayFloor(journalOf(dirs.native, id));
+  const { dirs, out, res } = alternateColdReplays(impls, 'replay', id, { n, gen: longEvent }, CFG.replayRounds);
+  const floor = probeFloor('replay', { journal: journalOf(dirs.native, id) });
   row(`cold replay, ${n.toLocaleString('en-US')} events (µs/event)`, {
-    old: res.js, native: res.native, target: { speedup: 8 },
-    // The floor is validation alone: every line must at least be checked
-    // (a bad one becomes a diagnostic). The replay validates each line and
-    // builds only the values the reducer reads; the notes say how much of
-    // what remains is the reducer itself.
+    old: res.js && res.js / n, native: res.native / n, target: { ratio: 4 },
+    // Validation alone: every line must at least be checked (a bad one becomes a diagnostic).
     floor: floor ? `${fmt(floor.validate)} (a value tree per line, serde_json: ${fmt(floor.serde)})` : null, floorValue: floor?.validate ?? null,
   });
   if (floor) {
-    NOTES.push(`cold replay floor, same journal, in Rust (cargo test replay_floor, medians of 7): parsing each line into a value tree with serde_json ` +
-      `${fmt(floor.serde)} µs/event; validating it only (serde IgnoredAny, nothing built) ${fmt(floor.validate)}; this package's parser ` +
-      `${fmt(floor.ours)}; its whole replay ${fmt(floor.replay)} (no Node-API, no snapshot file), of which the reducer alone, ` +
-      `applying lines parsed beforehand, is ${fmt(floor.reduce)}.`);
+    NOTES.push(`cold replay floor (probeFloor replay, same journal): validating each line ${fmt(floor.validate)} µs/event; serde_json value trees ` +
+      `${fmt(floor.serde)}; this package's parser ${fmt(floor.ours)}; its whole replay ${fmt(floor.replay)} (no Node-API), of which the reducer ` +
+      `alone ${fmt(floor.reduce)}.`);
   }
-  const expect = PHASE_AFTER[(n - 1) % CYCLE];
+  const expect = phaseAfterLong(id, n);
   if (out.native.snapshot?.phase !== expect) MISSES.push(`cold replay: native phase ${out.native.snapshot?.phase}, expected ${expect}`);
-  checkSame(`cold replay ${n}`, out.native.snapshot, out.js.snapshot);
-  NOTES.push(`cold replay ${n}: whole replay ${fmt(res.native * n / 1000)} ms native` + (res.js ? `, ${fmt(res.js * n / 1000)} ms old` : '') + '.');
+  NOTES.push(`cold replay ${n}: whole replay ${fmt(res.native / 1000)} ms native` + (res.js ? `, ${fmt(res.js / 1000)} ms old` : '') + '.');
 }
 
-/**
- * Runs one of the crate's ignored probe tests (`cargo test --release --lib
- * <name> -- --ignored`) and returns the numbers of its one output line, or
- * null (with a note) when it gave none. Floors that need what JS cannot do
- * (flock, leases) or that are about Rust itself are measured this way, in the
- * same run as the rest.
- */
-function cargoProbe(name, env, keys) {
-  log(`${name}: cargo test --release --lib ${name} (builds the test binary on first use) ...`);
-  const r = spawnSync('cargo', ['test', '--release', '-p', 'quiver-live-core', '--lib', name, '--', '--ignored', '--nocapture', '--test-threads=1'], {
-    cwd: PACKAGE_DIR, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 1 << 24,
-  });
-  // libtest prints "test <path> ... " on the same line before the probe's own output.
-  const marker = `${name.replace('_', '-')} `;
-  const found = (r.stdout || '').split('\n').find((l) => l.includes(marker));
-  const line = found && found.slice(found.indexOf(marker));
-  const values = {};
-  for (const k of keys) {
-    const m = line && new RegExp(`\\b${k}=([\\d.]+)`).exec(line);
-    if (!m) {
-      NOTES.push(`${name} not measured: cargo test ${name} gave no figures (${r.error?.message ?? `exit ${r.status}`}).`);
-      return null;
-    }
-    values[k] = Number(m[1]);
-  }
-  return values;
-}
-
-/**
- * The parse floor of a replay, measured by the crate's ignored `replay_floor`
- * test on the very journal the workload replayed: validating each line (the
- * least any replay must do), and for comparison parsing each line into a value
- * tree with serde_json and with this package's parser, the whole replay, and
- * the reducer alone over lines parsed beforehand.
- */
-function replayFloor(journal) {
-  const v = cargoProbe('replay_floor', { QLN_FLOOR_JOURNAL: journal },
-    ['parse_serde_value_us_per_event', 'validate_us_per_event', 'ours_parse_us_per_event', 'replay_us_per_event', 'reduce_us_per_event']);
-  return v && {
-    serde: v.parse_serde_value_us_per_event, validate: v.validate_us_per_event, ours: v.ours_parse_us_per_event,
-    replay: v.replay_us_per_event, reduce: v.reduce_us_per_event,
-  };
-}
-
-/**
- * Native µs/event of cold replays at growing journal lengths, one row per
- * length; the last row checks growth (largest against cheapest ≤ 1.5), not
- * scatter: fixed costs make small journals dearer per event, which is fine.
- */
-function growthRows(impls, { id, sizes, gen, dirLabel, rowLabel, shape }) {
+/** Native µs/event of cold replays at growing journal lengths: flat (largest against cheapest ≤ 1.5). */
+function wReplayScale(impls) {
+  const id = hexId(5);
+  const sizes = CFG.scale;
   const per = {};
-  const notes = {};
   for (const n of sizes) {
-    const dir = project(`${dirLabel}-${n}`);
-    writeJournal(journalOf(dir, id), id, n, gen);
-    const r = alternate({ native: () => coldReplay(impls.native, dir, id, n) }, CFG.rounds, 1, 20);
-    per[n] = r.native;
-    notes[n] = roundsNote(r);
-    fs.rmSync(dir, { recursive: true, force: true });
+    const dir = project(`scale-${n}`);
+    writeJournal(journalOf(dir, id), id, n, longEvent);
+    per[n] = alternate({ native: () => coldReplay(impls.native, dir, id) / n }).native;
+    removeDir(dir);
   }
   const largest = sizes[sizes.length - 1];
   const spread = per[largest] / Math.min(...Object.values(per));
   for (const n of sizes) {
     const last = n === largest;
-    row(`${rowLabel(n.toLocaleString('en-US'))}${notes[n]}`, {
+    row(`cold replay, native only, ${n.toLocaleString('en-US')} events (µs/event)`, {
       native: per[n],
-      targetText: last ? `${shape} (largest/cheapest ≤ 1.5; is ${fmt(spread)})` : shape,
+      targetText: last ? `flat (largest/cheapest ≤ 1.5; is ${fmt(spread)})` : 'flat',
       met: last ? spread <= 1.5 : null,
     });
   }
 }
 
-/** 3b: native µs/event at growing journal lengths (flatness). */
-function wReplayScale(impls) {
-  growthRows(impls, {
-    id: 'bench-scale', sizes: CFG.scale, gen: cycleEvent, dirLabel: 'scale', shape: 'flat',
-    rowLabel: (n) => `cold replay, native only, ${n} events (µs/event)`,
-  });
-}
-
-/** 3c: half the events are stale checkpoints, so diagnostics grow with the journal. */
+/** Half the events are stale checkpoints, so diagnostics grow with the journal (the old module's copy per event makes it quadratic). */
 function wReplayStale(impls) {
-  const id = 'bench-stale';
+  const id = hexId(6);
   const n = CFG.staleEvents;
-  const { out, res } = alternateColdReplays(impls, 'stale', id, n, staleEvent, CFG.rounds, 1, 20);
-  row(`replay, ${n.toLocaleString('en-US')} events, half stale checkpoints (µs/event)${roundsNote(res)}`, { old: res.js, native: res.native, targetText: 'linear' });
-  checkSame(`stale replay ${n}`, out.native.snapshot, out.js.snapshot);
-  growthRows(impls, {
-    id, sizes: CFG.staleScale, gen: staleEvent, dirLabel: 'stale-scale', shape: 'linear',
-    rowLabel: (m) => `replay, native only, ${m} events, half stale (µs/event)`,
-  });
+  const stale = (sid, i) => (i % 2 === 0
+    ? { token: TOKEN, type: 'checkpoint', id: sid, revision: i / 2 + 1, revisionDomain: 'browser', owner: OWNER, reason: 'param_changed', phase: 'cycling', visibleVariant: 1 }
+    : { token: TOKEN, type: 'checkpoint', id: sid, revision: 0, revisionDomain: 'browser', owner: 'browser-77c0e1d2', reason: 'browser_resumed', phase: 'generating' });
+  const { res } = alternateColdReplays(impls, 'stale', id, { n, gen: stale });
+  row(`replay, ${n.toLocaleString('en-US')} events, half stale checkpoints (µs/event)`, { old: res.js && res.js / n, native: res.native / n });
 }
 
 /**
- * 4: a reader holding a 10,000-event session, after another writer appended
- * one event. (a) the writer is a second store instance of the same
- * implementation, which also rewrites the snapshot file, as another process
- * running the store would; (b) a raw line appended without touching the
- * snapshot file.
+ * A reader holding a 10,000-event session catches up after a foreign writer
+ * appended one raw line without touching the snapshot file (the old module
+ * replays the whole journal).
  */
 function wForeign(impls) {
-  const id = 'bench-foreign';
+  const id = hexId(7);
   const n = CFG.foreignEvents;
-  for (const variant of ['a', 'b']) {
-    const dirs = journalProjects(impls, `foreign-${variant}`, id, n, cycleEvent);
-    const ctx = {};
-    for (const [k, mod] of Object.entries(impls)) {
-      const reader = mod.createLiveSessionStore({ cwd: dirs[k] });
-      const writer = mod.createLiveSessionStore({ cwd: dirs[k] });
-      reader.getSnapshot(id);
-      writer.appendEvent(smallEvent(id, 0)); // the snapshot file now exists and is current
-      reader.getSnapshot(id);
-      ctx[k] = { reader, writer, i: 0, seq: n + 2, dir: dirs[k] };
-    }
-    const run = (k) => () => {
-      const c = ctx[k];
-      if (variant === 'a') {
-        return perOpWith(CFG.foreignOpsA, () => c.writer.appendEvent(smallEvent(id, ++c.i)), () => c.reader.getSnapshot(id));
-      }
-      const jp = journalOf(c.dir, id);
-      return perOpWith(CFG.foreignOpsB[k], () => {
-        fs.appendFileSync(jp, journalLine(c.seq, smallEvent(id, ++c.i), Date.now()));
-        c.seq++;
-      }, () => c.reader.getSnapshot(id));
-    };
-    // The floor of variant a: what any reader must do once another process
-    // rewrote the snapshot file, i.e. stat the journal and read that file
-    // (the package's own files, so sizes match), after the same untimed append.
-    const nat = ctx.native;
-    const floorA = () => perOpWith(CFG.foreignOpsA, () => nat.writer.appendEvent(smallEvent(id, ++nat.i)), () => {
-      fs.statSync(journalOf(nat.dir, id));
-      fs.readFileSync(snapshotOf(nat.dir, id));
-    });
-    const res = alternate({ native: run('native'), js: impls.js ? run('js') : null, floor: variant === 'a' ? floorA : null });
-    // The reader must see what a fresh store replaying the journal sees.
-    for (const [k, mod] of Object.entries(impls)) {
-      const fresh = mod.createLiveSessionStore({ cwd: ctx[k].dir });
-      fs.rmSync(snapshotOf(ctx[k].dir, id), { force: true });
-      const want = fresh.getSnapshot(id);
-      const got = ctx[k].reader.getSnapshot(id);
-      if (!isDeepStrictEqual(JSON.parse(JSON.stringify(want)), JSON.parse(JSON.stringify(got)))) {
-        MISSES.push(`foreign ${variant}: ${k} reader disagrees with a fresh replay`);
-      }
-    }
-    const label = variant === 'a'
-      ? `read after another store appended 1 event (it rewrote the snapshot file), ${n.toLocaleString('en-US')}-event journal`
-      : `read after a raw 1-line append (snapshot file stale), ${n.toLocaleString('en-US')}-event journal`;
-    row(label, { old: res.js, native: res.native, target: { speedup: 50 }, floor: res.floor });
+  const dirs = journalProjects(impls, 'foreign', id, { n, gen: longEvent });
+  const ctx = {};
+  for (const [k, mod] of Object.entries(impls)) {
+    const reader = mod.createLiveSessionStore({ cwd: dirs[k] });
+    reader.getSnapshot(id);
+    ctx[k] = { reader, i: 0, seq: n + 1, dir: dirs[k] };
   }
-  NOTES.push('read after another store appended: floor = statSync of the journal + readFileSync of the snapshot file the writer just rewrote.');
+  const run = (k) => () => {
+    const c = ctx[k];
+    const jp = journalOf(c.dir, id);
+    return perOpWith(CFG.foreignOps[k], () => {
+      fs.appendFileSync(jp, journalLine(c.seq, foreignCheckpoint(id, ++c.i), Date.now()));
+      c.seq++;
+    }, () => c.reader.getSnapshot(id));
+  };
+  const res = alternate({ native: run('native'), js: impls.js ? run('js') : null });
+  // The reader must see what a fresh store replaying the journal sees.
+  for (const [k, mod] of Object.entries(impls)) {
+    fs.rmSync(snapshotOf(ctx[k].dir, id), { force: true });
+    const want = mod.createLiveSessionStore({ cwd: ctx[k].dir }).getSnapshot(id);
+    const got = ctx[k].reader.getSnapshot(id);
+    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(want)), JSON.parse(JSON.stringify(got)))) {
+      MISSES.push(`foreign: ${k} reader disagrees with a fresh replay`);
+    }
+  }
+  row(`catch-up read after a raw 1-line foreign append (snapshot file stale), ${n.toLocaleString('en-US')}-event journal`, {
+    old: res.js, native: res.native, target: { ratio: 500 },
+  });
 }
 
-/** 5: listActiveSessions over 500 sessions, warm and from a fresh store. µs per session. */
+/** listActiveSessions over 500 sessions (each at variants-arriving), warm and from a fresh store. µs per session. */
 function wList(impls) {
   const count = CFG.listSessions;
   const ctx = {};
@@ -717,8 +792,8 @@ function wList(impls) {
     const dir = project(`list-${k}`);
     const store = mod.createLiveSessionStore({ cwd: dir });
     for (let s = 0; s < count; s++) {
-      const id = `s${String(s).padStart(4, '0')}`;
-      for (let i = 0; i < 5; i++) store.appendEvent(cycleEvent(id, i));
+      const id = hexId(1000 + s);
+      for (const e of generation(id).slice(0, 12)) store.appendEvent(e);
     }
     const warm = mod.createLiveSessionStore({ cwd: dir });
     const listed = warm.listActiveSessions();
@@ -746,14 +821,12 @@ function wList(impls) {
     }
   }) / names.length;
   const fresh = alternate({ native: freshRun('native'), js: ctx.js ? freshRun('js') : null, floor: freshFloor });
-  row(`listActiveSessions, ${count} sessions, warm (µs/session)`, { old: warm.js, native: warm.native, target: { speedup: 2 } });
-  row(`listActiveSessions, ${count} sessions, fresh store (µs/session)`, { old: fresh.js, native: fresh.native, target: { speedup: 4 }, floor: fresh.floor });
-  NOTES.push(`listActiveSessions: per call ${fmt(warm.native * count)} µs warm / ${fmt(fresh.native * count)} µs fresh native` +
-    (warm.js ? `, ${fmt(warm.js * count)} / ${fmt(fresh.js * count)} µs old` : '') + '; fresh = a new store each call, its construction untimed; ' +
-    'fresh floor = statSync of each journal + readFileSync of its snapshot file, per session.');
+  row(`listActiveSessions, ${count} sessions, warm (µs/session)`, { old: warm.js, native: warm.native, target: { ratio: 2 } });
+  row(`listActiveSessions, ${count} sessions, fresh store (µs/session)`, { old: fresh.js, native: fresh.native, target: { ratio: 1.5 }, floor: fresh.floor });
+  NOTES.push('listActiveSessions fresh = a new store each call, its construction untimed; floor = statSync of each journal + readFileSync of its snapshot file, per session.');
 }
 
-/** 6 and 9: withSourceLockSync round trip, sourceLockPath alone, and the raw lock floor. */
+/** withSourceLockSync round trip, sourceLockPath alone, and the raw lock floor. */
 function wLock(impls) {
   const file = 'src/pages/pricing.astro';
   const ctx = {};
@@ -780,57 +853,142 @@ function wLock(impls) {
   });
   const p = (k) => () => perOp(n, () => ctx[k].mod.sourceLockPath(file, ctx[k].dir));
   const pathRes = alternate({ native: p('native'), js: ctx.js ? p('js') : null });
-  row('withSourceLockSync round trip (fn returns a value)', { old: res.js, native: res.native, target: { speedup: 10 }, floor: res.floor });
+  row('withSourceLockSync round trip (fn returns a value)', { old: res.js, native: res.native, target: { ratio: 3 }, floor: res.floor });
   row('sourceLockPath alone', { old: pathRes.js, native: pathRes.native });
   NOTES.push(`lock floor = openSync(wx) + writeSync of a ${payload.length}-byte owner record + closeSync + unlinkSync.`);
 }
 
-/** 10: durable: true (fsync per append) against the default, native only. */
-function wDurable(impls) {
-  const id = 'bench-durable';
-  const ctx = {};
-  for (const durable of [false, true]) {
-    const dir = project(`durable-${durable}`);
-    const store = impls.native.createLiveSessionStore({ cwd: dir, durable });
-    store.appendEvent(cycleEvent(id, 0));
-    ctx[durable] = { dir, store, i: 0 };
+/**
+ * The journals recorded from the reference's server (bench/traffic/): their
+ * events re-appended through appendEvent into a fresh store (fresh project
+ * each time, set up untimed; timestamps differ, the work is the same), and the
+ * journal itself replayed cold.
+ */
+function wTraffic(impls) {
+  const traffic = loadTraffic();
+  if (!traffic.length) {
+    NOTES.push(`traffic: no journals in ${TRAFFIC_DIR}`);
+    return;
   }
-  const line = fs.readFileSync(journalOf(ctx[false].dir, id), 'utf8');
-  const snapText = fs.readFileSync(snapshotOf(ctx[false].dir, id), 'utf8');
-  const fdir = project('durable-floor');
-  const fJournal = path.join(fdir, 'floor.jsonl');
-  const fSnap = path.join(fdir, 'floor.snapshot.json');
-  const n = CFG.durableOps;
-  const run = (d) => () => perOp(n, () => ctx[d].store.appendEvent(smallEvent(id, ++ctx[d].i)));
-  const res = alternate({
-    default: run(false),
-    durable: run(true),
-    floor: () => perOp(n, () => {
-      const fd = fs.openSync(fJournal, 'a');
-      fs.writeSync(fd, line);
-      fs.fdatasyncSync(fd);
-      fs.closeSync(fd);
-      fs.writeFileSync(fSnap + '.tmp', snapText);
-      fs.renameSync(fSnap + '.tmp', fSnap);
-    }),
-    inPlace: () => perOp(n, () => {
-      const fd = fs.openSync(fJournal, 'a');
-      fs.writeSync(fd, line);
-      fs.fdatasyncSync(fd);
-      fs.closeSync(fd);
-      const sfd = fs.openSync(fSnap, 'r+');
-      fs.writeSync(sfd, snapText, 0);
-      fs.closeSync(sfd);
-    }),
+  for (const t of traffic) {
+    const reps = Math.max(1, Math.round(CFG.trafficAppends / t.events.length));
+    const last = {};
+    const appendRound = (k) => () => {
+      let total = 0;
+      for (let r = 0; r < reps; r++) {
+        const dir = project(`traffic-${k}`);
+        const store = impls[k].createLiveSessionStore({ cwd: dir });
+        const t0 = now();
+        for (const e of t.events) store.appendEvent(e);
+        total += usSince(t0);
+        last[k] = store.getSnapshot(t.id, { includeCompleted: true });
+        removeDir(dir);
+      }
+      return total / (reps * t.events.length);
+    };
+    const app = alternate({ native: appendRound('native'), js: impls.js ? appendRound('js') : null });
+    if (last.js && (last.native.phase !== last.js.phase || last.native.diagnostics.length !== last.js.diagnostics.length)) {
+      MISSES.push(`traffic ${t.name}: native and old snapshots differ after the same appends`);
+    }
+    const dirs = journalProjects(impls, `traffic-replay-${t.name}`, t.id, { text: t.text });
+    const out = { native: {}, js: {} };
+    const replayRound = (k) => () => {
+      let total = 0;
+      for (let r = 0; r < CFG.trafficReplays; r++) total += coldReplay(impls[k], dirs[k], t.id, out[k]);
+      return total / CFG.trafficReplays;
+    };
+    const rep = alternate({ native: replayRound('native'), js: impls.js ? replayRound('js') : null });
+    checkSame(`traffic ${t.name} replay`, out.native.snapshot, out.js.snapshot);
+    for (const dir of Object.values(dirs)) removeDir(dir);
+    const label = `traffic ${t.name} (${t.events.length} events, ${(t.text.length / 1024).toFixed(1)} KiB)`;
+    row(`${label}: appendEvent (µs/event)`, { old: app.js, native: app.native });
+    row(`${label}: cold replay (µs/replay)`, { old: rep.js, native: rep.native });
+  }
+  NOTES.push(`traffic: ${traffic.length} journals from bench/traffic/; appendEvent re-appends each journal's events into a fresh project and store (untimed setup), ` +
+    `repeated to about ${CFG.trafficAppends} appends per round; cold replay = a new store's first getSnapshot over the journal, snapshot file removed, ` +
+    `${CFG.trafficReplays} per round.`);
+}
+
+/**
+ * A server's day: 50 sessions live at once, events round-robin across them,
+ * each session a realistic cycle (generate … accept/complete, a steer, or a
+ * discard; a finished session's slot starts a new one with a new id). After
+ * every append a second store on the same project (another instance, as
+ * live-status or a second server would be) reads that session, and every 10
+ * appends it lists the active sessions. µs per append, reads included.
+ */
+function wDay(impls) {
+  const slots = CFG.daySessions;
+  const ops = CFG.dayOps;
+  /** A fresh project with every slot part-way through its first session (untimed), so the day runs in a steady mix. */
+  function setup(mod) {
+    const dir = project('day');
+    const writer = mod.createLiveSessionStore({ cwd: dir });
+    const reader = mod.createLiveSessionStore({ cwd: dir });
+    let next = 0;
+    const state = Array.from({ length: slots }, (_, s) => ({ n: 0, i: 0, events: null, s }));
+    const start = (st) => {
+      const id = hexId(100_000 + next);
+      st.events = sessionEvents(id, SESSION_KINDS[next % SESSION_KINDS.length]);
+      st.i = 0;
+      next++;
+    };
+    const nextEvent = (st) => {
+      if (!st.events || st.i >= st.events.length) start(st);
+      return st.events[st.i++];
+    };
+    for (const st of state) {
+      start(st);
+      const skip = (st.s * 7) % st.events.length;
+      for (let i = 0; i < skip; i++) writer.appendEvent(nextEvent(st));
+    }
+    reader.listActiveSessions();
+    const stream = Array.from({ length: ops }, (_, op) => nextEvent(state[op % slots]));
+    return { dir, writer, reader, stream };
+  }
+  const last = {};
+  const run = (k) => () => {
+    const d = setup(impls[k]);
+    const t0 = now();
+    for (let op = 0; op < ops; op++) {
+      const e = d.stream[op];
+      d.writer.appendEvent(e);
+      d.reader.getSnapshot(e.id);
+      if (op % 10 === 9) d.reader.listActiveSessions();
+    }
+    const us = usSince(t0) / ops;
+    last[k] = d.reader.listActiveSessions().map((s) => `${s.id}:${s.phase}`).join(' ');
+    removeDir(d.dir);
+    return us;
+  };
+  // The floor's reader half: after the same untimed native append, a stat of
+  // the journal and a read of the snapshot file the writer just replaced.
+  const floorRead = () => {
+    const d = setup(impls.native);
+    const us = perOpWith(ops, (op) => {
+      d.writer.appendEvent(d.stream[op]);
+      d.id = d.stream[op].id;
+    }, () => {
+      fs.statSync(journalOf(d.dir, d.id));
+      fs.readFileSync(snapshotOf(d.dir, d.id));
+    });
+    floorRead.sample = lastAppendOf(d.dir, d.id);
+    removeDir(d.dir);
+    return us;
+  };
+  const res = alternate({ native: run('native'), js: impls.js ? run('js') : null, read: floorRead });
+  if (last.js != null && last.native !== last.js) MISSES.push("server's day: the reader's last listing differs between native and old");
+  const probe = probeFloor('append', floorRead.sample);
+  const floorValue = probe ? probe.guarded + res.read : null;
+  row(`a server's day: ${slots} sessions round-robin, each append read back by a second store, a listing every 10 appends (µs/append)`, {
+    old: res.js, native: res.native, target: { ratio: 5 },
+    floor: probe ? `${fmt(floorValue)} (append disk ${fmt(probe.guarded)} + stat & read ${fmt(res.read)})` : `stat & read ${fmt(res.read)}`,
+    floorValue,
   });
-  row('appendEvent, native default (same run as durable)', { native: res.default });
-  row('appendEvent, native `durable: true`', {
-    native: res.durable,
-    speedup: `${fmt(res.durable / res.default)}x cost`,
-    targetText: 'vs default',
-    floor: `${fmt(res.floor)} (in place: ${fmt(res.inPlace)})`,
-  });
-  NOTES.push(`durable floor = append one line + fdatasync + temp snapshot write + rename (in place: the snapshot rewritten via open r+/write/close instead); durable adds ${fmt(res.durable - res.default)} µs per append.`);
+  NOTES.push(`server's day: ${ops} appends per round over ${slots} sessions (kinds in turn: ${SESSION_KINDS.join(', ')}), one fresh project per round, ` +
+    `every slot pre-advanced untimed to a different point of its first session; the reader's getSnapshot returns null once a session completes. ` +
+    `Floor = probeFloor append (a ${floorRead.sample.line.length}-byte line, ${floorRead.sample.snapshot.length}-byte snapshot file) + a statSync of the journal ` +
+    `and readFileSync of the snapshot file after each append; not counted: rendering, building the objects, the listings.`);
 }
 
 /** Peak RSS of a child process running `args`, with its JSON result. */
@@ -850,9 +1008,9 @@ function runChild(args, { gc = false } = {}) {
   return result;
 }
 
-/** 7: a 600 MB journal, replayed in a child process; peak RSS. */
+/** A 600 MiB journal, replayed in a child process; peak RSS. */
 function wBig(impls, liveDir) {
-  const id = 'bench-big';
+  const id = hexId(8);
   const dir = project('big');
   const file = journalOf(dir, id);
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -866,7 +1024,7 @@ function wBig(impls, liveDir) {
   let lastTs = '';
   while (bytes < target) {
     const at = BASE_TS + n * 1000;
-    const line = journalLine(n + 1, cycleEvent(id, n, { note: pad }), at);
+    const line = journalLine(n + 1, { ...longEvent(id, n), note: pad }, at);
     chunk += line;
     bytes += Buffer.byteLength(line);
     n++;
@@ -878,7 +1036,7 @@ function wBig(impls, liveDir) {
   log(`big: wrote ${n.toLocaleString('en-US')} lines, ${(bytes / 2 ** 20).toFixed(0)} MiB in ${(usSince(t0) / 1e6).toFixed(1)} s`);
 
   const res = runChild(['big', JSON.stringify({ impl: 'native', dir, id })]);
-  const expectPhase = PHASE_AFTER[(n - 1) % CYCLE];
+  const expectPhase = phaseAfterLong(id, n);
   const problems = [];
   if (res.error) problems.push(res.error);
   if (res.phase !== expectPhase) problems.push(`phase ${res.phase}, expected ${expectPhase}`);
@@ -886,31 +1044,28 @@ function wBig(impls, liveDir) {
   if (res.nextSeq !== n + 1) problems.push(`__nextSeq ${res.nextSeq}, expected ${n + 1}`);
   if (res.diagnostics !== 0) problems.push(`${res.diagnostics} diagnostics, expected 0`);
   const verified = problems.length === 0;
-  if (!verified) MISSES.push(`600 MB replay: ${problems.join('; ')}`);
+  if (!verified) MISSES.push(`600 MiB replay: ${problems.join('; ')}`);
   const peakMb = res.peakRssKb / 1024;
   row(`${(bytes / 2 ** 20).toFixed(0)} MiB journal (${n.toLocaleString('en-US')} events) replay, peak RSS of the child (MB, not µs)`, {
-    native: peakMb,
-    targetText: '< 256 MB',
-    met: verified && peakMb < 256,
-    speedup: 'old fails',
+    native: peakMb, targetText: '< 64 MB', met: verified && peakMb < 64, ratio: 'old fails',
   });
-  NOTES.push(`600 MB replay (native): ${fmt(res.ms)} ms (${fmt(res.ms * 1000 / n)} µs/event), peak RSS ${fmt(peakMb)} MB by ${res.peakFrom} ` +
+  NOTES.push(`600 MiB replay (native): ${fmt(res.ms)} ms (${fmt(res.ms * 1000 / n)} µs/event), peak RSS ${fmt(peakMb)} MB by ${res.peakFrom} ` +
     `(node + module before the replay: ${fmt(res.baseRssKb / 1024)} MB RSS); replayed snapshot ${verified ? `verified (phase ${res.phase}, __nextSeq ${res.nextSeq}, updatedAt = last ts, no diagnostics)` : `WRONG: ${problems.join('; ')}`}.`);
   if (impls.js) {
     fs.rmSync(snapshotOf(dir, id), { force: true }); // written by the native child's flush
     const old = runChild(['big', JSON.stringify({ impl: 'js', liveDir, dir, id })]);
-    NOTES.push(`600 MB replay (old module): ${old.error ? `throws "${old.error}"` : `phase ${old.phase} in ${fmt(old.ms)} ms`} (peak RSS ${fmt(old.peakRssKb / 1024)} MB).`);
+    NOTES.push(`600 MiB replay (old module): ${old.error ? `throws "${old.error}"` : `phase ${old.phase} in ${fmt(old.ms)} ms`} (peak RSS ${fmt(old.peakRssKb / 1024)} MB).`);
   }
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeDir(dir);
 }
 
-/** 8: memory held by one store with 1,000 sessions, one child process per implementation and round. */
+/** Memory held by one store with 1,000 sessions, one child process per implementation and round. */
 function wMemory(impls, liveDir) {
   const count = CFG.memorySessions;
   const dir = project('memory');
   for (let s = 0; s < count; s++) {
-    const id = `m${String(s).padStart(4, '0')}`;
-    writeJournal(journalOf(dir, id), id, 6, cycleEvent);
+    const id = hexId(10_000 + s);
+    writeJournal(journalOf(dir, id), id, 12, longEvent);
   }
   const kinds = Object.keys(impls);
   const samples = Object.fromEntries(kinds.map((k) => [k, { rss: [], heap: [] }]));
@@ -926,19 +1081,30 @@ function wMemory(impls, liveDir) {
         samples[k].rss.push(res.rssDelta / 2 ** 20);
         samples[k].heap.push(res.heapDelta / 2 ** 20);
       }
-      fs.rmSync(copy, { recursive: true, force: true });
+      removeDir(copy);
     }
   }
   const med = (k, f) => (samples[k]?.[f].length ? median(samples[k][f]) : null);
-  row(`memory: one store holding ${count.toLocaleString('en-US')} sessions, ΔRSS (MB, not µs)`, {
-    old: med('js', 'rss'), native: med('native', 'rss'), target: { notAbove: 'old' },
-  });
-  row(`memory: one store holding ${count.toLocaleString('en-US')} sessions, ΔheapUsed (MB, not µs)`, {
-    old: med('js', 'heap'), native: med('native', 'heap'), target: { notAbove: 'old' },
-  });
-  NOTES.push('memory: delta from after module load to after listActiveSessions + getSnapshot of every session, store kept, results dropped, after gc; ' +
-    'the speedup column is old/native. Samples (ΔRSS MB): ' +
-    kinds.map((k) => `${k} [${samples[k].rss.map((x) => x.toFixed(1)).join(', ')}]`).join('; ') + '.');
+  row(`memory: one store holding ${count.toLocaleString('en-US')} sessions, ΔRSS (MB, not µs)`, { old: med('js', 'rss'), native: med('native', 'rss') });
+  row(`memory: one store holding ${count.toLocaleString('en-US')} sessions, ΔheapUsed (MB, not µs)`, { old: med('js', 'heap'), native: med('native', 'heap') });
+  NOTES.push('memory: delta from after module load to after listActiveSessions + getSnapshot of every session, store kept, results dropped, after gc.');
+}
+
+/** durable: true (fsync per append) against the default, native only. */
+function wDurable(impls) {
+  const id = hexId(9);
+  const ctx = {};
+  for (const durable of [false, true]) {
+    const dir = project(`durable-${durable}`);
+    const store = impls.native.createLiveSessionStore({ cwd: dir, durable });
+    store.appendEvent(longEvent(id, 0));
+    ctx[durable] = { dir, store, i: 0 };
+  }
+  const n = CFG.durableOps;
+  const run = (d) => () => perOp(n, () => ctx[d].store.appendEvent(longEvent(id, ++ctx[d].i)));
+  const res = alternate({ default: run(false), durable: run(true) });
+  row('appendEvent, native default (same run as durable)', { native: res.default });
+  row('appendEvent, native `durable: true`', { native: res.durable, ratio: `${fmt(res.durable / res.default)}x cost` });
 }
 
 // ---------------------------------------------------------------------------
@@ -1010,13 +1176,15 @@ async function main() {
   if (liveDir) impls.js = await loadOld(liveDir);
 
   const header = [`# quiver-live-native bench${QUICK ? ' (--quick: fewer ops, smaller sizes)' : ''}`, '', `machine: ${machine()}`];
+  header.push(`load average at start: ${loadavg()}`);
   header.push(liveDir ? `old module: ${liveDir}` : 'old module: skipped (QUIVER_REFERENCE_DIR not set)');
-  header.push(`rounds: ${CFG.rounds} counted (+1 warm-up; ${CFG.replayRounds} for the cold replay), alternating native/old[/floor]; medians shown`);
+  header.push(`rounds: ${CFG.rounds} counted (+1 warm-up; ${CFG.replayRounds} for the 20k cold replay), alternating native/old[/floor]; medians shown`);
   console.log(header.join('\n'));
 
   const started = now();
   const table = {
     append: () => wAppend(impls),
+    phases: () => wPhases(impls),
     snapshot: () => wSnapshot(impls),
     replay: () => wReplay(impls),
     'replay-scale': () => wReplayScale(impls),
@@ -1024,6 +1192,8 @@ async function main() {
     foreign: () => wForeign(impls),
     list: () => wList(impls),
     lock: () => wLock(impls),
+    traffic: () => wTraffic(impls),
+    day: () => wDay(impls),
     big: () => wBig(impls, liveDir),
     memory: () => wMemory(impls, liveDir),
     durable: () => wDurable(impls),
@@ -1041,6 +1211,7 @@ async function main() {
   for (const n of NOTES) console.log(`- ${n}`);
   console.log('');
   console.log(MISSES.length ? `missed: ${MISSES.join(' | ')}` : 'missed: none');
+  console.log(`load average at end: ${loadavg()}`);
   console.log(`total: ${(usSince(started) / 1e6).toFixed(1)} s`);
 }
 

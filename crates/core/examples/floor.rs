@@ -1,0 +1,137 @@
+//! The benchmark's floors: what the disk work and the parsing behind an
+//! append and a replay cost from Rust, without Node-API. `bench/bench.mjs`
+//! runs it (`cargo run --release -p quiver-live-core --example floor`) and
+//! reads its one output line of `key=value` pairs, µs per append or event.
+//!
+//!   floor append <dir holding line.txt and snapshot.json>
+//!   floor replay <journal.jsonl>
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use quiver_live_core::js::{json, JsStr, Value};
+use quiver_live_core::session::reducer::{apply_event, Host};
+use quiver_live_core::session::snapshot::Snapshot;
+use quiver_live_core::session::snapshot_file;
+use quiver_live_core::session::store::Store;
+use quiver_live_core::sys;
+
+const ROUNDS: usize = 7;
+
+/// The median over rounds of `f` run `ops` times, in µs per op.
+fn median_us(ops: usize, mut f: impl FnMut()) -> f64 {
+    let mut t: Vec<f64> = (0..ROUNDS)
+        .map(|_| {
+            let start = Instant::now();
+            (0..ops).for_each(|_| f());
+            start.elapsed().as_secs_f64() * 1e6 / ops as f64
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[ROUNDS / 2]
+}
+
+/// A fixed clock; the floors do not depend on it.
+struct FixedClock;
+
+impl Host for FixedClock {
+    fn now_ms(&self) -> f64 {
+        0.0
+    }
+    fn date_parse_fallback(&self, _s: &JsStr) -> f64 {
+        f64::NAN
+    }
+    fn json_parse_message(&self, _line: &str) -> String {
+        String::new()
+    }
+}
+
+/// One append's disk work, without the guarantees (`in_place`) and with
+/// them (`guarded`: the journal lock, the stats that key the cache, the
+/// write lease that makes the in-place rewrite atomic), and rendering the
+/// bytes from the model (`render`).
+fn append(dir: &Path) {
+    let line = fs::read_to_string(dir.join("line.txt")).expect("line.txt");
+    let bytes = fs::read(dir.join("snapshot.json")).expect("snapshot.json");
+    let (journal, snap) = (dir.join("floor.jsonl"), dir.join("floor.snapshot.json"));
+    fs::write(&snap, &bytes).expect("write the snapshot file");
+    const OPS: usize = 1500;
+    let in_place = median_us(OPS, || {
+        let mut j = OpenOptions::new().append(true).create(true).open(&journal).expect("open journal");
+        j.write_all(line.as_bytes()).expect("append");
+        drop(j);
+        let s = OpenOptions::new().write(true).open(&snap).expect("open snapshot");
+        sys::write_all_at(&s, &bytes, 0).expect("rewrite");
+    });
+    let guarded = median_us(OPS, || {
+        let j = OpenOptions::new().read(true).append(true).open(&journal).expect("open journal");
+        let j = sys::lock_exclusive(j, &journal, Duration::from_secs(10)).expect("lock");
+        std::hint::black_box(sys::FileInfo::of_path(&journal).expect("stat"));
+        (&*j).write_all(line.as_bytes()).expect("append");
+        std::hint::black_box(sys::FileInfo::of(&j).expect("fstat"));
+        drop(j);
+        let s = OpenOptions::new().write(true).open(&snap).expect("open snapshot");
+        let lease = sys::write_lease(&s);
+        std::hint::black_box(sys::FileInfo::of(&s).expect("fstat"));
+        sys::write_all_at(&s, &bytes, 0).expect("rewrite");
+        drop(lease);
+    });
+    let Ok(Value::Object(mut parsed)) = json::parse(std::str::from_utf8(&bytes).expect("UTF-8")) else { panic!("snapshot.json is not an object") };
+    let journal_bytes = parsed.remove("__journalBytes").and_then(|v| v.to_number().ok()).unwrap_or(0.0) as i64;
+    let next_seq = parsed.remove("__nextSeq").and_then(|v| v.to_number().ok()).unwrap_or(1.0);
+    let snapshot = Snapshot::over_base(&JsStr::from("floor"), &parsed);
+    let entry = json::parse(line.trim_end()).expect("line.txt is JSON");
+    let render = median_us(OPS, || {
+        std::hint::black_box(json::stringify(&entry));
+        std::hint::black_box(snapshot_file::render(&snapshot, journal_bytes, next_seq));
+    });
+    let _ = fs::remove_file(&journal);
+    let _ = fs::remove_file(&snap);
+    println!("append-floor in_place_us={in_place:.2} guarded_us={guarded:.2} render_us={render:.2}");
+}
+
+/// Per event of a journal: validating each line (the least a replay must
+/// do), serde_json value trees, this crate's parser, its whole replay
+/// through a store, and the reducer alone on lines parsed beforehand.
+fn replay(journal: &Path) {
+    let text = fs::read_to_string(journal).expect("journal");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let n = lines.len();
+    let per_event = |f: &mut dyn FnMut()| median_us(1, f) / n as f64;
+    let validate = per_event(&mut || lines.iter().for_each(|l| drop(std::hint::black_box(json::skim::top_level_members(l)))));
+    let serde = per_event(&mut || lines.iter().for_each(|l| drop(std::hint::black_box(serde_json::from_str::<serde_json::Value>(l)))));
+    let ours = per_event(&mut || lines.iter().for_each(|l| drop(std::hint::black_box(json::parse(l)))));
+    let entries: Vec<Value> = lines.iter().filter_map(|l| json::parse(l).ok()).collect();
+    let reduce = per_event(&mut || {
+        let mut s = Snapshot::base(&JsStr::from("floor"));
+        entries.iter().for_each(|e| drop(apply_event(&mut s, e, &FixedClock)));
+        std::hint::black_box(s);
+    });
+    let scratch = std::env::temp_dir().join(format!("qln-floor-{}", std::process::id()));
+    let sessions = scratch.join(".impeccable").join("live").join("sessions");
+    fs::create_dir_all(&sessions).expect("scratch project");
+    fs::copy(journal, sessions.join("floor.jsonl")).expect("copy the journal");
+    let whole = per_event(&mut || {
+        let mut store = Store::open(&scratch, false).expect("store");
+        std::hint::black_box(store.read("floor", false, &FixedClock).map(|v| v.version).expect("replay"));
+    });
+    let _ = fs::remove_dir_all(&scratch);
+    println!(
+        "replay-floor validate_us_per_event={validate:.3} parse_serde_value_us_per_event={serde:.3} \
+         ours_parse_us_per_event={ours:.3} replay_us_per_event={whole:.3} reduce_us_per_event={reduce:.3}"
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match (args.first().map(String::as_str), args.get(1)) {
+        (Some("append"), Some(dir)) => append(Path::new(dir)),
+        (Some("replay"), Some(journal)) => replay(Path::new(journal)),
+        _ => {
+            eprintln!("usage: floor append <dir> | floor replay <journal.jsonl>");
+            std::process::exit(2);
+        }
+    }
+}
