@@ -51,7 +51,7 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
   function current(id, version) {
     const held = handedOut.get(id);
     if (held && held.version === version) return held.snapshot;
-    const snapshot = materialize(store.snapshot(id));
+    const snapshot = materialize(store.snapshot(id, held ? held.version : -1), held?.snapshot);
     handedOut.set(id, { version, snapshot });
     return snapshot;
   }
@@ -77,16 +77,20 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       const normalized = { ...event, id };
       sessionFileId(id);
       let ts, entry;
+      exotic = false;
       try {
         ts = new Date().toISOString();
-        entry = JSON.stringify({ seq: 0, id, type: normalized.type, ts, event: normalized });
+        entry = JSON.stringify({ seq: 0, id, type: normalized.type, ts, event: normalized }, noteExotic);
       } catch (err) {
         // The old module reads the session before it stamps and renders the
         // entry, so a refused event still leaves that state cached.
         store.read(id);
         throw err;
       }
-      return current(id, store.append(id, normalized, entry, ts));
+      // The snapshot holds the event as it is in memory: read it value by
+      // value when its JSON text would lose something, else parse the text.
+      const version = exotic ? store.append(id, normalized, entry, ts) : store.appendJson(id, entry);
+      return current(id, version);
     },
     has(id) {
       if (!id || typeof id !== 'string') return false;
@@ -104,12 +108,37 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
   };
 }
 
-/** A snapshot from its native payload: JSON text, or text and patches. */
-function materialize(payload) {
-  if (typeof payload === 'string') return JSON.parse(payload);
-  const [text, patches, kept] = payload;
-  return patched(JSON.parse(text), JSON.parse(patches), kept);
+/** Whether the last entry rendered held a value its JSON text drops or changes. */
+let exotic = false;
+
+/** A `JSON.stringify` replacer that changes nothing and notes such values. */
+function noteExotic(_key, value) {
+  if (
+    value === undefined ||
+    typeof value === 'function' ||
+    typeof value === 'symbol' ||
+    (typeof value === 'number' && (value !== value || value === Infinity || value === -Infinity || (value === 0 && 1 / value < 0)))
+  ) {
+    exotic = true;
+  }
+  return value;
 }
+
+/**
+ * A snapshot from its native payload (see the binding's `snapshot`): the
+ * whole snapshot as JSON text, or `[kind, text, patches, kept]`, where a
+ * kind of CHANGED_FIELDS means the text holds only the fields that changed
+ * since `previous`, the snapshot handed out before. The new snapshot is then
+ * a copy of that one with those fields replaced: same keys, same order.
+ */
+function materialize(payload, previous) {
+  if (typeof payload === 'string') return JSON.parse(payload);
+  const [kind, text, patches, kept] = payload;
+  const parsed = patches === null ? JSON.parse(text) : patched(JSON.parse(text), JSON.parse(patches), kept);
+  return kind === CHANGED_FIELDS ? Object.assign({ ...previous }, parsed) : parsed;
+}
+
+const CHANGED_FIELDS = 1;
 
 /** Puts back what JSON cannot carry; each patch is `[path, code, ...args]`. */
 function patched(root, patches, kept) {

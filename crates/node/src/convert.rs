@@ -13,6 +13,7 @@
 
 use napi::sys::{self, napi_value};
 use quiver_live_core::js::{json, JsStr, Object, Value};
+use quiver_live_core::session::schema::{Field, FIELD_KEYS};
 use quiver_live_core::session::snapshot::Snapshot;
 
 use crate::env::{Js, JsResult};
@@ -127,8 +128,17 @@ pub struct Payload {
 
 impl Payload {
     pub fn of_snapshot(s: &Snapshot) -> Payload {
-        let mut w = Writer::default();
-        w.members(s.members());
+        Payload::of_members(s.members())
+    }
+
+    /// Only the base fields `fields` of `s`, as an object.
+    pub fn of_fields(s: &Snapshot, fields: &[Field]) -> Payload {
+        Payload::of_members(fields.iter().map(|f| (&FIELD_KEYS[*f as usize], s.get(*f))))
+    }
+
+    fn of_members<'a>(members: impl Iterator<Item = (&'a JsStr, &'a Value)>) -> Payload {
+        let mut w = Writer { out: String::with_capacity(4096), ..Writer::default() };
+        w.members(members);
         w.finish()
     }
 
@@ -195,11 +205,10 @@ impl<'a> Writer<'a> {
                     self.patch("proto", &args);
                 }
             }
-            other => {
-                if let Some(text) = json::stringify(other) {
-                    self.out.push_str(&text);
-                }
-            }
+            Value::Null => self.out.push_str("null"),
+            Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
+            Value::Number(n) => json::write_number(&mut self.out, *n),
+            Value::String(text) => json::write_string(&mut self.out, text),
         }
     }
 

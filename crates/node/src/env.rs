@@ -81,6 +81,10 @@ impl Js {
         napi_out!(self, ptr::null_mut(), napi_get_undefined())
     }
 
+    pub fn null(&self) -> JsResult<napi_value> {
+        napi_out!(self, ptr::null_mut(), napi_get_null())
+    }
+
     pub fn number(&self, n: f64) -> JsResult<napi_value> {
         napi_out!(self, ptr::null_mut(), napi_create_double(n))
     }

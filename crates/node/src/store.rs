@@ -9,7 +9,7 @@ use std::path::Path;
 use napi::bindgen_prelude::*;
 use napi::sys::{self, napi_value};
 use napi_derive::napi;
-use quiver_live_core::js::Value;
+use quiver_live_core::js::{json, Value};
 use quiver_live_core::session::snapshot_file::Cached;
 use quiver_live_core::session::store::{safe_session_id, NewEvent, Store, StoreError, View};
 
@@ -112,15 +112,37 @@ impl NativeStore {
         Ok(version(js, view)?)
     }
 
-    /// The session's current snapshot for `JSON.parse`: its text, or
-    /// `[text, patches, kept values]` when JSON alone cannot carry it.
+    /// [`NativeStore::append`] for an event whose JSON text says all of it
+    /// (no `undefined`, `NaN`, `-0`, function or symbol anywhere): the model
+    /// is parsed from `entry` instead of read through Node-API.
     #[napi]
-    pub fn snapshot<'a>(&self, env: &'a Env, id: String) -> Result<Unknown<'a>> {
+    pub fn append_json(&self, env: Env, id: String, entry: String) -> Result<f64> {
+        let js = Js::new(env.raw());
+        let Ok(Value::Object(mut parsed)) = json::parse(&entry) else {
+            return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the entry text is not a JSON object").into());
+        };
+        let value = parsed.remove("event").unwrap_or(Value::Undefined);
+        let ts = parsed.remove("ts").unwrap_or(Value::Undefined);
+        let mut state = self.state(js)?;
+        let view = state.store.append(&id, NewEvent { value, ts, entry }, &NodeHost { js });
+        Ok(version(js, view)?)
+    }
+
+    /// The session's current snapshot for `JSON.parse`: its text, or
+    /// `[kind, text, patches, kept values]`, where kind 1 means the text holds
+    /// only the fields that changed since version `base` (the wrapper holds
+    /// that one), kind 0 the whole snapshot; `patches` is null when JSON
+    /// carries everything.
+    #[napi]
+    pub fn snapshot<'a>(&self, env: &'a Env, id: String, base: f64) -> Result<Unknown<'a>> {
         let js = Js::new(env.raw());
         let state = self.state(js)?;
         let payload = match state.store.current(&id) {
             Some(Cached::Text(text)) => js.string(&text.json)?,
-            Some(Cached::Model(snapshot)) => state.payload(js, &Payload::of_snapshot(snapshot))?,
+            Some(Cached::Model(snapshot)) => match state.store.delta(&id).filter(|d| d.from as f64 == base) {
+                Some(delta) => state.payload(js, 1, &Payload::of_fields(snapshot, &delta.fields))?,
+                None => state.payload(js, 0, &Payload::of_snapshot(snapshot))?,
+            },
             None => return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: session state missing").into()),
         };
         Ok(raw(env, payload))
@@ -165,11 +187,18 @@ impl State {
         Ok((value, ts))
     }
 
-    fn payload(&self, js: Js, p: &Payload) -> JsResult<napi_value> {
+    fn payload(&self, js: Js, kind: u32, p: &Payload) -> JsResult<napi_value> {
         let text = js.string(&p.json)?;
-        let Some(patches) = p.patches() else { return Ok(text) };
+        let patches = p.patches();
+        if kind == 0 && patches.is_none() {
+            return Ok(text);
+        }
         let kept = p.kept.iter().map(|&h| self.kept.get(h as usize).map_or_else(|| js.undefined(), |r| js.referenced(*r))).collect::<JsResult<Vec<_>>>()?;
-        js.array(&[text, js.string(&patches)?, js.array(&kept)?])
+        let patches = match patches {
+            Some(p) => js.string(&p)?,
+            None => js.null()?,
+        };
+        js.array(&[js.number(f64::from(kind))?, text, patches, js.array(&kept)?])
     }
 }
 

@@ -21,12 +21,22 @@ pub struct Snapshot {
     fields: [Value; FIELD_COUNT],
     /// Every key that is not a base field.
     others: Object,
+    /// What changed since [`Snapshot::clear_changes`]: a bit per base field
+    /// (see [`Snapshot::changes`]), and whether any other key did.
+    changed: u64,
+    others_changed: bool,
 }
+
+const _: () = assert!(FIELD_COUNT <= 64, "a snapshot's change bits are one u64");
+
+/// What a change left different: `None` when a key beyond the base fields
+/// changed, else the base fields that did (in the snapshot's order).
+pub type Changes = Option<Vec<Field>>;
 
 impl Snapshot {
     /// `baseSnapshot(id)`.
     pub fn base(id: &JsStr) -> Snapshot {
-        Snapshot { fields: Field::ALL.map(|f| f.initial(id)), others: Object::new() }
+        Snapshot { fields: Field::ALL.map(|f| f.initial(id)), others: Object::new(), changed: 0, others_changed: false }
     }
 
     /// `{ ...baseSnapshot(id), ...o }`.
@@ -43,16 +53,29 @@ impl Snapshot {
     }
 
     pub fn get_mut(&mut self, f: Field) -> &mut Value {
+        self.changed |= 1 << f as usize;
         &mut self.fields[f as usize]
     }
 
     pub fn set(&mut self, f: Field, v: Value) {
-        self.fields[f as usize] = v;
+        *self.get_mut(f) = v;
     }
 
     /// Replaces a field, handing back what it held.
     pub fn replace(&mut self, f: Field, v: Value) -> Value {
-        std::mem::replace(&mut self.fields[f as usize], v)
+        std::mem::replace(self.get_mut(f), v)
+    }
+
+    /// Starts noting changes afresh.
+    pub fn clear_changes(&mut self) {
+        self.changed = 0;
+        self.others_changed = false;
+    }
+
+    /// What was written since [`Snapshot::clear_changes`] (a field written
+    /// with the value it held counts as changed).
+    pub fn changes(&self) -> Changes {
+        (!self.others_changed).then(|| Field::ALL.into_iter().filter(|f| self.changed & (1 << *f as usize) != 0).collect())
     }
 
     /// `snapshot[key]` for a key that is not a base field.
@@ -64,6 +87,7 @@ impl Snapshot {
     /// `snapshot[key] = v` for a key that is not a base field.
     pub fn set_other(&mut self, key: &str, v: Value) {
         debug_assert!(Field::by_name(key).is_none(), "{key} is a base field");
+        self.others_changed = true;
         self.others.set(key, v);
     }
 
@@ -71,7 +95,10 @@ impl Snapshot {
     pub fn set_key(&mut self, key: JsStr, v: Value) {
         match key.as_str().and_then(Field::by_name) {
             Some(f) => self.set(f, v),
-            None => self.others.set_js(key, v),
+            None => {
+                self.others_changed = true;
+                self.others.set_js(key, v);
+            }
         }
     }
 

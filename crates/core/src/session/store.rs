@@ -107,6 +107,18 @@ struct Session {
     /// Bumped whenever `derived.snapshot` is replaced, so a binding can tell
     /// whether the object it handed out is still the current one.
     version: u64,
+    /// How the current version differs from the one before, when it is that
+    /// one with an event applied.
+    delta: Option<Delta>,
+}
+
+/// What an append changed: the snapshot at version `to` is the one at
+/// version `from` with `fields` replaced (no other key changed).
+#[derive(Debug)]
+pub struct Delta {
+    pub from: u64,
+    pub to: u64,
+    pub fields: Vec<crate::session::schema::Field>,
 }
 
 pub struct Store {
@@ -334,17 +346,20 @@ impl Store {
         let Cached::Model(model) = &mut derived.snapshot else {
             return Err(state_missing());
         };
+        model.clear_changes();
         if let Err(message) = apply_event(model, entry, host) {
             // The line is in the journal; like the old module, report the
             // TypeError and let the next read re-derive from the journal.
             session.replay = None;
             return Err(StoreError::Type(message.0));
         }
+        let (from, changes) = (session.version, model.changes());
         let seq = entry_seq(entry).unwrap_or(derived.next_seq);
         derived.next_seq = seq + 1.0;
         derived.key = after.clone();
         derived.clean_tail = true;
         session.set(derived);
+        session.delta = changes.map(|fields| Delta { from, to: session.version, fields });
         Ok(())
     }
 
@@ -440,6 +455,12 @@ impl Store {
         Ok(ids)
     }
 
+    /// How the session's current snapshot differs from the one before it,
+    /// when it is that one with an event applied.
+    pub fn delta(&self, id: &str) -> Option<&Delta> {
+        self.sessions.get(id)?.delta.as_ref().filter(|d| d.to == self.sessions[id].version)
+    }
+
     /// The snapshot last derived for a session, without checking the journal.
     pub fn current(&self, id: &str) -> Option<&Cached> {
         self.sessions.get(id)?.derived.as_ref().map(|d| &d.snapshot)
@@ -475,6 +496,7 @@ impl Session {
     fn set(&mut self, derived: Derived) {
         self.derived = Some(derived);
         self.version = NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.delta = None;
     }
 }
 

@@ -84,6 +84,24 @@ mod tests {
         assert!(parse(" \r\n\t{} \r").is_ok());
     }
 
+    /// The word-at-a-time scan stops exactly where a byte-at-a-time one
+    /// does, for every special byte at every offset, after every prefix.
+    #[test]
+    fn plain_run_stops_at_the_first_special_byte() {
+        for len in 0..40 {
+            for at in 0..=len {
+                for special in [b'"', b'\\', 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xff, b'a'] {
+                    let mut b = vec![b'x'; len];
+                    if at < len {
+                        b[at] = special;
+                    }
+                    let want = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(b.len());
+                    assert_eq!(plain_len(&b), want, "{b:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn integers_take_the_short_path_exactly() {
         for text in ["0", "-0", "7", "-42", "999999999999999", "-999999999999999", "1000000000000000", "12345678901234567890", "1796032802000"] {
