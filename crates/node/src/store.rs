@@ -11,7 +11,7 @@ use napi::sys::{self, napi_value};
 use napi_derive::napi;
 use quiver_live_core::js::{json, Value};
 use quiver_live_core::session::snapshot_file::Cached;
-use quiver_live_core::session::store::{safe_session_id, NewEvent, Store, StoreError, View};
+use quiver_live_core::session::store::{safe_session_id, Changed, NewEvent, Store, StoreError, View};
 
 use crate::convert::{from_js, Payload};
 use crate::env::{Js, JsResult};
@@ -171,13 +171,13 @@ impl State {
     /// The session's current snapshot for `JSON.parse`, as
     /// [`NativeStore::snapshot`] describes it.
     fn payload_for(&self, js: Js, id: &str, base: f64) -> JsResult<napi_value> {
-        match self.store.current(id) {
-            Some(Cached::Text(text)) => js.string(&text.json),
-            Some(Cached::Model(snapshot)) => match self.store.delta(id).filter(|d| d.from as f64 == base) {
-                Some(delta) => self.payload(js, 1, &Payload::of_fields(snapshot, &delta.fields)),
-                None => self.payload(js, 0, &Payload::of_snapshot(snapshot)),
-            },
-            None => Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: session state missing")),
+        let delta = self.store.delta(id).filter(|d| d.from as f64 == base).map(|d| &d.changed);
+        match (self.store.current(id), delta) {
+            (Some(Cached::Text(_)), Some(Changed::Members(members))) => js.array(&[js.number(1.0)?, js.string(members)?, js.null()?, js.array(&[])?]),
+            (Some(Cached::Text(text)), _) => js.string(&text.json),
+            (Some(Cached::Model(snapshot)), Some(Changed::Fields(fields))) => self.payload(js, 1, &Payload::of_fields(snapshot, fields)),
+            (Some(Cached::Model(snapshot)), _) => self.payload(js, 0, &Payload::of_snapshot(snapshot)),
+            (None, _) => Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: session state missing")),
         }
     }
 

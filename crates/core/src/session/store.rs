@@ -112,13 +112,22 @@ struct Session {
     delta: Option<Delta>,
 }
 
-/// What an append changed: the snapshot at version `to` is the one at
-/// version `from` with `fields` replaced (no other key changed).
+/// How the snapshot at version `to` differs from the one at version `from`:
+/// the same keys, in the same order, with `changed` replaced.
 #[derive(Debug)]
 pub struct Delta {
     pub from: u64,
     pub to: u64,
-    pub fields: Vec<crate::session::schema::Field>,
+    pub changed: Changed,
+}
+
+#[derive(Debug)]
+pub enum Changed {
+    /// Base fields an append wrote (no other key).
+    Fields(Vec<crate::session::schema::Field>),
+    /// The JSON text of an object holding the members whose text differs
+    /// between two snapshot files.
+    Members(String),
 }
 
 pub struct Store {
@@ -228,7 +237,13 @@ impl Store {
         let jsid = JsStr::from(id);
         if allow_file && key.exists() {
             if let Some((snapshot, next_seq)) = snapshot_file::hydrate(&snapshot_path, &jsid, key.size as u64) {
+                let from = session.version;
+                let changed = match (session.derived.as_ref().map(|d| &d.snapshot), &snapshot) {
+                    (Some(Cached::Text(before)), Cached::Text(now)) => now.changed_since(before),
+                    _ => None,
+                };
                 session.set(Derived { snapshot, next_seq, key, clean_tail: false });
+                session.delta = changed.map(|members| Delta { from, to: session.version, changed: Changed::Members(members) });
                 return Ok(());
             }
         }
@@ -359,7 +374,7 @@ impl Store {
         derived.key = after.clone();
         derived.clean_tail = true;
         session.set(derived);
-        session.delta = changes.map(|fields| Delta { from, to: session.version, fields });
+        session.delta = changes.map(|fields| Delta { from, to: session.version, changed: Changed::Fields(fields) });
         Ok(())
     }
 
@@ -405,16 +420,16 @@ impl Store {
         let ids = self.list_ids()?;
         let primary_dir = sys::Dir::open(&self.root_dir).ok();
         let legacy_dir = sys::Dir::open(&self.legacy_root_dir).ok();
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             if id.is_empty() {
                 return Err(StoreError::Message("session id required".into()));
             }
-            let id_ok = safe_session_id(&id)?.to_owned();
-            let key = self.key_at(&id_ok, primary_dir.as_ref(), legacy_dir.as_ref());
-            self.ensure_current(&id_ok, key, true, Locking::TakeShared, host)?;
-            let version = self.view(&id_ok).version;
-            out.push((id_ok, version));
+            safe_session_id(&id)?;
+            let key = self.key_at(&id, primary_dir.as_ref(), legacy_dir.as_ref());
+            self.ensure_current(&id, key, true, Locking::TakeShared, host)?;
+            let version = self.view(&id).version;
+            out.push((id, version));
         }
         Ok(out)
     }
@@ -434,7 +449,6 @@ impl Store {
     /// Session ids with a journal in either root, sorted as JS sorts strings.
     pub fn list_ids(&self) -> Result<Vec<String>, StoreError> {
         let mut ids: Vec<String> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
         for dir in [&self.legacy_root_dir, &self.root_dir] {
             let entries = match fs::read_dir(dir) {
                 Ok(e) => e,
@@ -443,15 +457,20 @@ impl Store {
             };
             for entry in entries {
                 let entry = entry.at("scandir", dir)?;
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if let Some(id) = name.strip_suffix(".jsonl") {
-                    if seen.insert(id.to_owned()) {
-                        ids.push(id.to_owned());
-                    }
+                let name = entry.file_name();
+                if let Some(id) = name.to_string_lossy().strip_suffix(".jsonl") {
+                    ids.push(id.to_owned());
                 }
             }
         }
-        ids.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        // JS sorts strings by UTF-16 code units; for ASCII (every valid id)
+        // that is byte order.
+        if ids.iter().all(|id| id.is_ascii()) {
+            ids.sort_unstable();
+        } else {
+            ids.sort_unstable_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        }
+        ids.dedup();
         Ok(ids)
     }
 
