@@ -15,7 +15,7 @@
 //! the same snapshot under test.
 
 use crate::js::date;
-use crate::js::object::Object;
+use crate::js::value::Object;
 use crate::js::ops::{is_integer, loose_ge, spread_array, spread_object, TypeError};
 use crate::js::{JsStr, Value, UNDEFINED};
 use crate::session::lazy_field::Slot;

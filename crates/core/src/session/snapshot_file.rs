@@ -17,7 +17,7 @@ use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
 
-use crate::error::{Context, FsError};
+use crate::sys::{Context, FsError};
 use crate::js::json;
 use crate::js::ops::is_integer;
 use crate::js::{JsStr, Value};
@@ -97,8 +97,9 @@ fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
 /// A session's snapshot as a store holds it.
 #[derive(Clone, Debug)]
 pub enum Cached {
-    /// The model the reducer works on.
-    Model(Snapshot),
+    /// The model the reducer works on (boxed: a store holding many sessions
+    /// read from their files keeps only their text).
+    Model(Box<Snapshot>),
     /// A snapshot file's text that is the snapshot as it stands, for V8 to
     /// parse: a read that changes nothing need not build the model at all.
     Text(SnapshotText),
@@ -157,7 +158,7 @@ impl Cached {
     /// caller then re-derives from the journal).
     pub fn into_model(self, id: &JsStr) -> Option<Snapshot> {
         match self {
-            Cached::Model(s) => Some(s),
+            Cached::Model(s) => Some(*s),
             Cached::Text(t) => match json::parse(&t.json).ok()? {
                 Value::Object(o) => Some(Snapshot::over_base(id, &o)),
                 _ => None,
@@ -174,7 +175,7 @@ pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Cached, f
         sys::read_file_into(path, bytes).ok()?;
         let parsed = match std::str::from_utf8(bytes).ok().and_then(|text| skim_canonical(text, id, journal_bytes)) {
             Some((text, next_seq)) => Some((Cached::Text(text), next_seq)),
-            None => parse_over_base(bytes, id, journal_bytes).map(|(s, n)| (Cached::Model(s), n)),
+            None => parse_over_base(bytes, id, journal_bytes).map(|(s, n)| (Cached::Model(Box::new(s)), n)),
         };
         // A huge file must not pin its buffer for the life of the thread.
         if bytes.capacity() > READ_BUFFER_KEEP {

@@ -16,7 +16,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::error::{Context, FsError};
+use crate::sys::{Context, FsError};
 use crate::js::{json, JsStr, Object, Value};
 use crate::session::journal::{self, Locking, Replay};
 use crate::session::reducer::{apply_event, entry_seq, Host};
@@ -248,7 +248,7 @@ impl Store {
             }
         }
         let replay = replay_current(session, &key.path, &jsid, locking, host)?;
-        let visible = Cached::Model(replay.visible());
+        let visible = Cached::Model(Box::new(replay.visible()));
         // The state describes the bytes replayed, which may be more than the
         // stat saw if a writer appended in between: key it (and any snapshot
         // file written from it) on what was actually read. A differing mtime
@@ -400,9 +400,9 @@ impl Store {
         if matches!(derived.snapshot, Cached::Model(_)) {
             return Ok(());
         }
-        let text = std::mem::replace(&mut derived.snapshot, Cached::Model(Snapshot::base(&JsStr::from(id))));
+        let text = std::mem::replace(&mut derived.snapshot, Cached::Model(Box::new(Snapshot::base(&JsStr::from(id)))));
         if let Some(model) = text.into_model(&JsStr::from(id)) {
-            derived.snapshot = Cached::Model(model);
+            derived.snapshot = Cached::Model(Box::new(model));
             return Ok(());
         }
         // The parser refused text the skim accepted: forget the file and
@@ -706,7 +706,7 @@ mod tests {
         append_raw(&path, "\n");
         let via_tail2 = text(store.read("s", false, &host).unwrap().snapshot);
         let full = journal::replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
-        assert_eq!(via_tail2, text(&Cached::Model(full.visible())));
+        assert_eq!(via_tail2, text(&Cached::Model(Box::new(full.visible()))));
         assert!(via_tail.contains(r#""line":2"#));
         assert!(via_tail2.contains(r#"{"error":"journal_parse_failed","line":4,"message":"entry is not object"}"#));
         assert_eq!(full.next_seq, 10.0);
@@ -722,7 +722,7 @@ mod tests {
         store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), &host).unwrap();
         store.append("s", event(r#"{"type":"variant_mounted","variant":1,"id":"s"}"#), &host).unwrap();
         let replay = journal::replay_file(&store.journal_path("s"), &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
-        let s = text(&Cached::Model(replay.visible()));
+        let s = text(&Cached::Model(Box::new(replay.visible())));
         assert!(s.contains(r#""renderState":"mounted""#), "{s}");
         assert!(s.contains(r#""phase":"variants_ready""#), "{s}");
         assert_eq!(replay.parse_diags.len(), 1);
@@ -801,7 +801,7 @@ mod tests {
         assert!(file.contains(&format!("\"__journalBytes\": {journal_len},")), "stale snapshot file: {file}");
         let mut fresh = Store::open(&store.root_dir.join("../../.."), false).unwrap();
         let from_file = text(fresh.read(id, true, host).unwrap().snapshot);
-        let replayed = text(&Cached::Model(journal::replay_file(&store.journal_path(id), &JsStr::from(id), host, Locking::TakeShared).unwrap().visible()));
+        let replayed = text(&Cached::Model(Box::new(journal::replay_file(&store.journal_path(id), &JsStr::from(id), host, Locking::TakeShared).unwrap().visible())));
         assert_eq!(from_file, replayed);
     }
 
