@@ -33,6 +33,13 @@ impl From<Pending> for napi::Error {
     }
 }
 
+/// A value made in this call, as napi-rs's typed return value.
+pub fn unknown<'a>(env: &'a napi::Env, v: napi_value) -> napi::bindgen_prelude::Unknown<'a> {
+    // SAFETY: `v` was produced in the current call on `env` (the module's
+    // contract), which is what `from_raw_unchecked` requires.
+    unsafe { napi::bindgen_prelude::Unknown::from_raw_unchecked(env.raw(), v) }
+}
+
 #[derive(Clone, Copy)]
 pub struct Js {
     env: napi_env,

@@ -14,7 +14,7 @@ use quiver_live_core::session::snapshot_file::Cached;
 use quiver_live_core::session::store::{safe_session_id, Changed, NewEvent, Store, StoreError, View};
 
 use crate::convert::{from_js, Payload};
-use crate::env::{Js, JsResult};
+use crate::env::{unknown as raw, Js, JsResult};
 use crate::errors;
 use crate::host::NodeHost;
 
@@ -40,11 +40,6 @@ impl Drop for State {
             js.delete_reference(r);
         }
     }
-}
-
-fn raw<'a>(env: &Env, v: napi_value) -> Unknown<'a> {
-    // SAFETY: `v` was made in this call, on `env`.
-    unsafe { Unknown::from_raw_unchecked(env.raw(), v) }
 }
 
 #[napi]
