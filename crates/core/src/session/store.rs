@@ -637,11 +637,27 @@ mod tests {
     use super::*;
     use crate::session::reducer::tests::TestHost;
 
-    fn temp_root(name: &str) -> PathBuf {
+    /// A project directory of its own, removed when the test is done with it.
+    struct TempRoot(PathBuf);
+
+    impl std::ops::Deref for TempRoot {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempRoot {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp_root(name: &str) -> TempRoot {
         let dir = std::env::temp_dir().join(format!("qln-store-{}-{}", name, std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
-        dir
+        TempRoot(dir)
     }
 
     /// An event as the binding hands it over, stamped at a fixed time.
@@ -827,7 +843,6 @@ mod tests {
         fs::remove_file(&snapshot).unwrap();
         store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), &host).unwrap();
         assert_snapshot_file_current(&mut store, "s", &host);
-        let _ = fs::remove_dir_all(&root);
     }
 
     #[test]
