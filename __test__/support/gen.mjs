@@ -117,6 +117,9 @@ export const LAYOUTS = {
  * Default generator options. Live runs use these; the fixture generator
  * passes smaller limits so the committed files stay small.
  */
+/** Keys a spread string may make: wide enough for an object's key table. */
+const WIDE_SPREAD = 4096;
+
 export const DEFAULT_OPTIONS = {
   ops: 30,
   // Size of a "big" string, and how many a sequence may carry.
@@ -627,6 +630,7 @@ class Gen {
   }
 
   pushAppend(event, { other = false } = {}) {
+    this.keepSpreadsWide(event);
     const id = typeof event?.id === 'string' && event.id ? event.id : this.storeSessionId;
     this.healTorn(id);
     const target = this.sessions.find((x) => x.id === id);
@@ -634,6 +638,21 @@ class Gen {
     const op = { op: other ? 'otherAppend' : 'append', args: [encodeValue(event)] };
     if (!other && this.rng.chance(0.1)) op.detached = true;
     this.push(op);
+  }
+
+  /**
+   * The reducer spreads the fields it copies (`{ ...x }`, `[...x]`), and a
+   * spread string becomes one key or element per character: a big string
+   * there makes objects of millions of keys that the old module itself
+   * cannot hold in a harness's heap. It is cut to a wide object's worth.
+   */
+  keepSpreadsWide(event) {
+    if (!event || typeof event !== 'object') return;
+    const { rebuilds } = this.opt.vocabulary;
+    for (const [key, value] of Object.entries(event)) {
+      const spread = rebuilds[key] === 'ObjectCopy' || rebuilds[key] === 'ArrayCopy';
+      if (spread && typeof value === 'string' && value.length > WIDE_SPREAD) event[key] = value.slice(0, WIDE_SPREAD);
+    }
   }
 
   writeJournal(s, dir, buf) {

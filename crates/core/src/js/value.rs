@@ -9,6 +9,11 @@
 //! An object and the values it holds are one recursive type, so both live
 //! here.
 
+use std::collections::{btree_map, BTreeMap};
+use std::hash::{BuildHasher, RandomState};
+
+use hashbrown::HashTable;
+
 use crate::js::string::JsStr;
 
 #[derive(Clone, Debug)]
@@ -99,21 +104,24 @@ impl Value {
 
 /// An ordered property bag with V8's ordering: array-index keys first in
 /// ascending numeric order, then every other key in insertion order.
+/// Every operation costs the same whatever order the keys came in, and
+/// a lookup stays constant-time however many keys there are (the old
+/// module's objects do too, and callers' events may be wide).
 #[derive(Clone, Debug, Default)]
 pub struct Object {
-    /// One allocation per object: a parsed event builds several objects per
-    /// line, and a second vector of hashes doubled their allocations.
-    entries: Vec<Entry>,
-    /// A prototype other than `Object.prototype`. Only `obj.__proto__ = {...}`
-    /// (an agent phase named `__proto__`) sets one; spreads and JSON drop it.
-    proto: Option<Box<Value>>,
+    /// The keys that are not array indices, in insertion order. One
+    /// allocation per object: a parsed event builds several objects per
+    /// line, and most have a handful of plain keys and nothing else.
+    named: Vec<Entry>,
+    /// What few objects need, out of line so that an object stays small.
+    rare: Option<Box<Rare>>,
 }
 
 #[derive(Clone, Debug)]
 struct Entry {
     key: JsStr,
     value: Value,
-    /// `key_hash(&key)`: lookups compare these and compare text only on a
+    /// `key_hash(&key)`: scans compare these and compare text only on a
     /// hit.
     hash: u32,
 }
@@ -125,74 +133,155 @@ impl Entry {
     }
 }
 
+#[derive(Clone, Debug, Default)]
+struct Rare {
+    /// Array-index keys by index: a tree keeps them ascending whatever
+    /// order they are set in.
+    indexed: BTreeMap<u32, (JsStr, Value)>,
+    /// Where each named key sits, once there are too many to scan.
+    positions: Option<Positions>,
+    /// A prototype other than `Object.prototype`. Only `obj.__proto__ = {...}`
+    /// (an agent phase named `__proto__`) sets one; spreads and JSON drop it.
+    proto: Option<Box<Value>>,
+}
+
+/// More named keys than this and lookups go through [`Positions`]: below
+/// it a scan of the entries' short hashes is faster than hashing the key.
+const SCAN_LIMIT: usize = 32;
+
+/// The positions in `named` by key: the table holds only positions, and
+/// hashes whole keys with per-table random keys, so no choice of keys
+/// makes lookups collide.
+#[derive(Clone, Debug)]
+struct Positions {
+    table: HashTable<usize>,
+    hasher: RandomState,
+}
+
+impl Positions {
+    fn of(named: &[Entry]) -> Positions {
+        let mut p = Positions { table: HashTable::with_capacity(named.len()), hasher: RandomState::new() };
+        for (i, e) in named.iter().enumerate() {
+            p.add(named, i, &e.key);
+        }
+        p
+    }
+
+    fn hash(&self, key: &JsStr) -> u64 {
+        match key {
+            JsStr::Utf16(units) => self.hasher.hash_one(units.as_slice()),
+            text => self.hash_str(text.as_str().unwrap_or_default()),
+        }
+    }
+
+    fn hash_str(&self, key: &str) -> u64 {
+        self.hasher.hash_one(key.as_bytes())
+    }
+
+    /// `named[i]`, whose key is `key`, joins the table.
+    fn add(&mut self, named: &[Entry], i: usize, key: &JsStr) {
+        let hash = self.hash(key);
+        let hasher = &self.hasher;
+        self.table.insert_unique(hash, i, |&j| match &named[j].key {
+            JsStr::Utf16(units) => hasher.hash_one(units.as_slice()),
+            text => hasher.hash_one(text.as_str().unwrap_or_default().as_bytes()),
+        });
+    }
+
+    fn find_str(&self, named: &[Entry], key: &str) -> Option<usize> {
+        self.table.find(self.hash_str(key), |&i| named[i].key.as_str() == Some(key)).copied()
+    }
+
+    fn find(&self, named: &[Entry], key: &JsStr) -> Option<usize> {
+        self.table.find(self.hash(key), |&i| named[i].key == *key).copied()
+    }
+}
+
 impl Object {
     pub fn new() -> Object {
         Object::default()
     }
 
     pub fn with_capacity(n: usize) -> Object {
-        Object { entries: Vec::with_capacity(n), proto: None }
+        Object { named: Vec::with_capacity(n), rare: None }
     }
 
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.named.len() + self.rare.as_ref().map_or(0, |r| r.indexed.len())
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {
-        self.entries.iter_mut().map(|e| &mut e.value)
+        let indexed = self.rare.iter_mut().flat_map(|r| r.indexed.values_mut().map(|(_, v)| v));
+        indexed.chain(self.named.iter_mut().map(|e| &mut e.value))
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&JsStr, &Value)> {
-        self.entries.iter().map(|e| (&e.key, &e.value))
+        let indexed = self.rare.iter().flat_map(|r| r.indexed.values().map(|(k, v)| (k, v)));
+        indexed.chain(self.named.iter().map(|e| (&e.key, &e.value)))
     }
 
-    #[inline(always)]
-    fn position(&self, key: &str) -> Option<usize> {
-        self.position_hashed(key, hash_bytes(key.as_bytes()))
+    fn indexed(&self) -> Option<&BTreeMap<u32, (JsStr, Value)>> {
+        self.rare.as_ref().map(|r| &r.indexed)
+    }
+
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
     }
 
     /// Inlined so that for a literal key the hash folds to a constant.
     #[inline(always)]
-    fn position_hashed(&self, key: &str, hash: u32) -> Option<usize> {
-        self.entries.iter().position(|e| e.is(key, hash))
+    fn named_position(&self, key: &str, hash: u32) -> Option<usize> {
+        match self.rare.as_ref().and_then(|r| r.positions.as_ref()) {
+            Some(p) => p.find_str(&self.named, key),
+            None => self.named.iter().position(|e| e.is(key, hash)),
+        }
     }
 
-    fn position_js(&self, key: &JsStr) -> Option<usize> {
-        self.position_js_hashed(key, key_hash(key))
-    }
-
-    fn position_js_hashed(&self, key: &JsStr, hash: u32) -> Option<usize> {
-        match key.as_str() {
-            Some(s) => self.position_hashed(s, hash),
-            None => self.entries.iter().position(|e| e.hash == hash && e.key == *key),
+    fn named_position_js(&self, key: &JsStr, hash: u32) -> Option<usize> {
+        match (key.as_str(), self.rare.as_ref().and_then(|r| r.positions.as_ref())) {
+            (Some(s), _) => self.named_position(s, hash),
+            (None, Some(p)) => p.find(&self.named, key),
+            (None, None) => self.named.iter().position(|e| e.hash == hash && e.key == *key),
         }
     }
 
     #[inline(always)]
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.position(key).map(|i| &self.entries[i].value)
+        if let Some(i) = str_index(key) {
+            return self.indexed()?.get(&i).map(|(_, v)| v);
+        }
+        self.named_position(key, hash_bytes(key.as_bytes())).map(|p| &self.named[p].value)
     }
 
     #[inline(always)]
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
-        self.position(key).map(move |i| &mut self.entries[i].value)
+        if let Some(i) = str_index(key) {
+            return self.rare.as_mut()?.indexed.get_mut(&i).map(|(_, v)| v);
+        }
+        self.named_position(key, hash_bytes(key.as_bytes())).map(move |p| &mut self.named[p].value)
     }
 
     pub fn contains_key(&self, key: &JsStr) -> bool {
-        self.position_js(key).is_some()
+        match array_index(key) {
+            Some(i) => self.indexed().is_some_and(|m| m.contains_key(&i)),
+            None => self.named_position_js(key, key_hash(key)).is_some(),
+        }
     }
 
     /// `obj[key] = value` as a data property: an existing key keeps its place.
     #[inline(always)]
     pub fn set(&mut self, key: &str, value: Value) {
+        if let Some(i) = str_index(key) {
+            return self.set_indexed(i, JsStr::from(key), value);
+        }
         let hash = hash_bytes(key.as_bytes());
-        match self.position_hashed(key, hash) {
-            Some(i) => self.entries[i].value = value,
-            None => self.insert_new(JsStr::from(key), hash, value),
+        match self.named_position(key, hash) {
+            Some(p) => self.named[p].value = value,
+            None => self.push_named(JsStr::from(key), hash, value),
         }
     }
 
@@ -203,64 +292,77 @@ impl Object {
 
     /// [`Object::set_js`] for a caller that already has `hash == key_hash(&key)`.
     pub fn set_js_hashed(&mut self, key: JsStr, hash: u32, value: Value) {
-        match self.position_js_hashed(&key, hash) {
-            Some(i) => self.entries[i].value = value,
-            None => self.insert_new(key, hash, value),
+        if let Some(i) = array_index(&key) {
+            return self.set_indexed(i, key, value);
+        }
+        match self.named_position_js(&key, hash) {
+            Some(p) => self.named[p].value = value,
+            None => self.push_named(key, hash, value),
         }
     }
 
-    /// `obj[key] = value` for a parser building an object from text: no
-    /// prototype, no base-slot guess (parsed objects are rarely snapshots),
-    /// and a plain key that is not an index simply goes last.
-    pub(crate) fn set_parsed(&mut self, key: JsStr, hash: u32, value: Value) {
-        if let Some(e) = self.entries.iter_mut().find(|e| e.hash == hash && e.key == key) {
-            e.value = value;
-            return;
-        }
-        let first = match &key {
-            JsStr::Utf16(_) => 0,
-            k => k.as_str().map_or(0, |s| s.as_bytes().first().copied().unwrap_or(0)),
-        };
-        if first.is_ascii_digit() {
-            self.insert_new(key, hash, value);
-        } else {
-            self.entries.push(Entry { key, value, hash });
+    fn set_indexed(&mut self, i: u32, key: JsStr, value: Value) {
+        match self.rare_mut().indexed.entry(i) {
+            btree_map::Entry::Occupied(mut e) => e.get_mut().1 = value,
+            btree_map::Entry::Vacant(e) => {
+                e.insert((key, value));
+            }
         }
     }
 
-    fn insert_new(&mut self, key: JsStr, hash: u32, value: Value) {
-        // Index keys lead in ascending order, so "index below `idx`" holds
-        // for a prefix of all entries and the insertion point is where it
-        // stops holding; any other key goes last.
-        let at = match array_index(&key) {
-            Some(idx) => self.entries.partition_point(|e| array_index(&e.key).is_some_and(|i| i < idx)),
-            None => self.entries.len(),
-        };
-        self.entries.insert(at, Entry { key, value, hash });
+    fn push_named(&mut self, key: JsStr, hash: u32, value: Value) {
+        self.named.push(Entry { key, value, hash });
+        let at = self.named.len() - 1;
+        if let Some(p) = self.rare.as_mut().and_then(|r| r.positions.as_mut()) {
+            p.add(&self.named, at, &self.named[at].key);
+        } else if self.named.len() > SCAN_LIMIT {
+            self.rare_mut().positions = Some(Positions::of(&self.named));
+        }
     }
 
     pub fn proto(&self) -> Option<&Value> {
-        self.proto.as_deref()
+        self.rare.as_ref()?.proto.as_deref()
     }
 
     /// `obj.__proto__ = value` where `obj` has no own `__proto__` key: an
     /// object value becomes the prototype, anything else is ignored.
     pub fn assign_proto(&mut self, value: Value) {
         if value.is_object_like() || matches!(value, Value::Null) {
-            self.proto = Some(Box::new(value));
+            self.rare_mut().proto = Some(Box::new(value));
         }
     }
 
     /// What `{ ...obj }` keeps: the own keys, not the prototype.
     pub fn without_proto(&self) -> Option<Object> {
-        self.proto.as_ref().map(|_| Object { entries: self.entries.clone(), proto: None })
+        self.proto()?;
+        let mut own = self.clone();
+        own.rare_mut().proto = None;
+        Some(own)
     }
 
     /// `delete obj[key]`.
     pub fn remove(&mut self, key: &str) -> Option<Value> {
-        let i = self.position(key)?;
-        Some(self.entries.remove(i).value)
+        if let Some(i) = str_index(key) {
+            return self.rare.as_mut()?.indexed.remove(&i).map(|(_, v)| v);
+        }
+        let p = self.named_position(key, hash_bytes(key.as_bytes()))?;
+        let removed = self.named.remove(p).value;
+        // Every later key moved up one place.
+        if let Some(r) = self.rare.as_mut().filter(|r| r.positions.is_some()) {
+            r.positions = (self.named.len() > SCAN_LIMIT).then(|| Positions::of(&self.named));
+        }
+        Some(removed)
     }
+}
+
+/// [`array_index`] of a `&str` key, testing the first byte inline so that
+/// for a literal key that is not a number the test folds away.
+#[inline(always)]
+fn str_index(key: &str) -> Option<u32> {
+    if !key.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    parse_index(key)
 }
 
 /// `a == b`, inline: keys are short, and on a hash hit they are almost
@@ -327,7 +429,10 @@ const fn load_le(b: &[u8], at: usize, len: usize) -> u64 {
 /// A canonical array index (`"0"`, `"17"`, below 2^32 - 1), which V8 orders
 /// before all other keys.
 pub fn array_index(key: &JsStr) -> Option<u32> {
-    let s = key.as_str()?;
+    parse_index(key.as_str()?)
+}
+
+fn parse_index(s: &str) -> Option<u32> {
     let b = s.as_bytes();
     if b.is_empty() || b.len() > 10 || !b.iter().all(u8::is_ascii_digit) || (b[0] == b'0' && b.len() > 1) {
         return None;
@@ -364,6 +469,65 @@ mod tests {
         o.set("1", Value::Null);
         let keys: Vec<String> = o.iter().map(|(k, _)| k.to_lossy()).collect();
         assert_eq!(keys, ["1", "10", "b", "a", "4294967295", "01"]);
+    }
+
+    /// V8's order and last-write-wins, the slow way: what [`Object`] must
+    /// agree with at every size, through the switch to a key table and
+    /// removals that move keys.
+    #[test]
+    fn object_agrees_with_a_list_at_every_width() {
+        let mut model: Vec<(String, f64)> = Vec::new();
+        let mut o = Object::new();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for step in 0..4000 {
+            let r = next();
+            let key = match r % 4 {
+                0 => (r >> 8) % 300,
+                1 => (r >> 8) % 40,
+                _ => u64::MAX - (r >> 8) % 500,
+            };
+            let key = if key > 1000 { format!("key{}", u64::MAX - key) } else { key.to_string() };
+            if r % 7 == 0 {
+                let found = model.iter().position(|(k, _)| *k == key).map(|i| model.remove(i).1);
+                assert_eq!(o.remove(&key).map(|v| v.to_number().unwrap()), found, "remove {key} at {step}");
+            } else {
+                let v = step as f64;
+                match model.iter_mut().find(|(k, _)| *k == key) {
+                    Some(slot) => slot.1 = v,
+                    None => model.push((key.clone(), v)),
+                }
+                o.set(&key, Value::Number(v));
+            }
+            let mut ordered = model.clone();
+            ordered.sort_by_key(|(k, _)| k.parse::<u32>().ok().map_or((1, 0), |i| (0, i)));
+            let seen: Vec<(String, f64)> = o.iter().map(|(k, v)| (k.to_lossy(), v.to_number().unwrap())).collect();
+            assert_eq!(seen, ordered, "after step {step}");
+            assert_eq!(o.len(), model.len());
+            assert!(model.iter().all(|(k, v)| o.get(k).is_some_and(|got| got.to_number().unwrap() == *v)));
+            assert!(model.iter().all(|(k, _)| o.contains_key(&JsStr::from(k.as_str()))));
+        }
+        assert!(o.named.len() > SCAN_LIMIT, "the walk reached the key table");
+    }
+
+    #[test]
+    fn a_wide_object_finds_lone_surrogate_keys() {
+        let mut o = Object::new();
+        for i in 0..SCAN_LIMIT + 8 {
+            o.set(&format!("k{i}"), Value::Null);
+        }
+        let lone = JsStr::Utf16(vec![0x61, 0xD800]);
+        o.set_js(lone.clone(), Value::Number(1.0));
+        o.set_js(lone.clone(), Value::Number(2.0));
+        assert!(o.contains_key(&lone));
+        assert_eq!(o.len(), SCAN_LIMIT + 9);
+        assert!(o.iter().last().is_some_and(|(k, v)| *k == lone && v.to_number() == Ok(2.0)));
+        assert!(!o.contains_key(&JsStr::Utf16(vec![0x62, 0xD800])));
     }
 
     #[test]

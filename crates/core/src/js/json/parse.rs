@@ -123,7 +123,7 @@ impl<'a> Parser<'a> {
             self.i += 1;
             self.skip_ws();
             let v = self.value(depth + 1)?;
-            obj.set_parsed(key, hash, v);
+            obj.set_js_hashed(key, hash, v);
             self.skip_ws();
             match self.b.get(self.i) {
                 Some(b',') => self.i += 1,
