@@ -300,7 +300,7 @@ describe('quiver-live', { concurrency: true }, () => {
     });
     const table = await run(['locks', '--cwd', project]);
     assert.match(table.stdout, /^LOCK +OWNER +PID +STATE +AGE +FILE$/m);
-    assert.match(table.stdout, /^dead\.lock +gone +\d+ +dead \(stale\) +\ds +\S+a\.css$/m);
+    assert.match(table.stdout, /^dead\.lock +gone +\d+ +dead \(stale\) +\d+s +\S+a\.css$/m);
     assert.match(table.stdout, /--clear-stale/);
 
     const cleared = await run(['locks', '--clear-stale', '--cwd', project]);

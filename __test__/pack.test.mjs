@@ -9,10 +9,13 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+const require = createRequire(import.meta.url);
+require('../binding.js');
 const windows = process.platform === 'win32';
 const npm = windows ? 'npm.cmd' : 'npm';
 // Windows runs npm.cmd only through a shell.
@@ -69,8 +72,21 @@ test('the packed packages install offline and work without cargo on PATH', { tim
   fs.writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', type: 'module', private: true }));
   const bareEnv = { ...env, PATH: pathWithoutRust() };
   delete bareEnv.QUIVER_LIVE_NATIVE_BINARY;
-  // The other platforms' packages are optional and not in the cache: npm skips them.
-  execFileSync(npm, ['install', '--offline', '--no-audit', '--no-fund', ...tarballs], { ...npmOptions, cwd: consumer, env: bareEnv, stdio: 'pipe' });
+  // The root and the package of the binary this run loads. The other
+  // platforms' packages are optional and not in the cache: npm skips them.
+  const key = path.basename(Object.keys(require.cache).find((p) => p.endsWith('.node'))).split('.').at(-2);
+  const mine = platformTgzs.filter((f) => path.basename(f).startsWith(`quiver-live-native-${key}-`));
+  assert.equal(mine.length, 1, `a tarball for ${key}`);
+  const install = ['install', '--offline', '--no-audit', '--no-fund', rootTgz, ...mine];
+  let r = spawnSync(npm, install, { ...npmOptions, cwd: consumer, env: bareEnv, encoding: 'utf8' });
+  // Under emulation npm runs on the host's Node, which refuses this
+  // platform's package as foreign: then, and only then, it is forced.
+  const foreign = /EBADPLATFORM[\s\S]*current: \{"os":"(\w+)","cpu":"(\w+)"/.exec(r.stderr);
+  if (r.status !== 0 && foreign && foreign[2] !== process.arch) {
+    t.diagnostic(`npm runs on ${foreign[1]} ${foreign[2]}, this Node on ${process.platform} ${process.arch}: installing with --force`);
+    r = spawnSync(npm, [...install, '--force'], { ...npmOptions, cwd: consumer, env: bareEnv, encoding: 'utf8' });
+  }
+  assert.equal(r.status, 0, r.stderr);
   fs.writeFileSync(path.join(consumer, 'use.mjs'), `
     import { createLiveSessionStore, GENERATION_FENCED_PHASES, withSourceLockSync, sourceLockPath } from 'quiver-live-native';
     import { createRequire } from 'node:module';
