@@ -79,11 +79,14 @@ test('the packed packages install offline and work without cargo on PATH', { tim
   assert.equal(mine.length, 1, `a tarball for ${key}`);
   const install = ['install', '--offline', '--no-audit', '--no-fund', rootTgz, ...mine];
   let r = spawnSync(npm, install, { ...npmOptions, cwd: consumer, env: bareEnv, encoding: 'utf8' });
-  // Under emulation npm runs on the host's Node, which refuses this
-  // platform's package as foreign: then, and only then, it is forced.
-  const foreign = /EBADPLATFORM[\s\S]*current: \{"os":"(\w+)","cpu":"(\w+)"/.exec(r.stderr);
-  if (r.status !== 0 && foreign && foreign[2] !== process.arch) {
-    t.diagnostic(`npm runs on ${foreign[1]} ${foreign[2]}, this Node on ${process.platform} ${process.arch}: installing with --force`);
+  // Under emulation, or with a musl Node on a glibc host, npm runs on the
+  // host's Node, which refuses this platform's package as foreign: then, and
+  // only then, it is forced.
+  const npmHost = /EBADPLATFORM[\s\S]*?current: (\{[^}]*\})/.exec(r.stderr);
+  const here = { os: process.platform, cpu: process.arch, libc: key.endsWith('-musl') ? 'musl' : 'glibc' };
+  const host = npmHost ? JSON.parse(npmHost[1]) : null;
+  if (r.status !== 0 && host && (host.os !== here.os || host.cpu !== here.cpu || (host.libc && host.libc !== here.libc))) {
+    t.diagnostic(`npm runs on ${JSON.stringify(host)}, this Node on ${JSON.stringify(here)}: installing with --force`);
     r = spawnSync(npm, [...install, '--force'], { ...npmOptions, cwd: consumer, env: bareEnv, encoding: 'utf8' });
   }
   assert.equal(r.status, 0, r.stderr);
