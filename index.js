@@ -89,8 +89,14 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       }
       // The snapshot holds the event as it is in memory: read it value by
       // value when its JSON text would lose something, else parse the text.
-      const version = exotic ? store.append(id, normalized, entry, ts) : store.appendJson(id, entry);
-      return current(id, version);
+      const base = handedOut.get(id);
+      const baseVersion = base ? base.version : -1;
+      const [version, payload] = exotic
+        ? store.append(id, normalized, entry, ts, baseVersion)
+        : store.appendJson(id, entry, baseVersion);
+      const snapshot = materialize(payload, base?.snapshot);
+      handedOut.set(id, { version, snapshot });
+      return snapshot;
     },
     has(id) {
       if (!id || typeof id !== 'string') return false;

@@ -95,8 +95,8 @@ test('the toolchain floors: package.json, Cargo.toml and the README say the same
   assert.match(cli.engines.node, /^\^20\.17\.0 /, '@napi-rs/cli still needs 20.17 on the 20 line');
   assert.match(fs.readFileSync(path.join(root, 'Cargo.toml'), 'utf8'), /^rust-version = "1\.89"$/m);
   const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-  assert.match(readme, /Node(\.js)? >= 20\.17/);
-  assert.match(readme, /Rust >= 1\.89/);
+  assert.match(readme, /Node(\.js)? (>=|≥) 20\.17/);
+  assert.match(readme, /Rust (>=|≥) 1\.89/);
 });
 
 test('one version in package.json, Cargo.toml, Cargo.lock and npm/*; a difference is found', (t) => {

@@ -433,6 +433,12 @@ class Gen {
         maybe('sourceEventType', rng.pick(['generate', 'generate', 'steer', 'accept', undefined]), 0.9);
         break;
       default:
+        // A type the vocabulary has and this generator does not know (one
+        // added upstream, say): the fields reducers read, with the values
+        // they usually carry.
+        for (let i = rng.range(1, 3); i > 0; i--) {
+          ev[rng.pick(COERCED_KEYS)] = this.maybeOdd(() => rng.pick([1, 2, 3, '2', 'x', true, { a: 1 }, [1]]));
+        }
         if (rng.chance(0.5)) ev.payload = this.maybeOdd({ ok: true }, 0.3, 'journal');
         break;
     }

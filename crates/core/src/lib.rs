@@ -1,6 +1,5 @@
 //! The napi-free core of quiver-live-native.
 
-pub mod error;
 pub mod js;
 pub mod lock;
 pub mod project;

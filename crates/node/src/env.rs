@@ -33,6 +33,13 @@ impl From<Pending> for napi::Error {
     }
 }
 
+/// A value made in this call, as napi-rs's typed return value.
+pub fn unknown<'a>(env: &'a napi::Env, v: napi_value) -> napi::bindgen_prelude::Unknown<'a> {
+    // SAFETY: `v` was produced in the current call on `env` (the module's
+    // contract), which is what `from_raw_unchecked` requires.
+    unsafe { napi::bindgen_prelude::Unknown::from_raw_unchecked(env.raw(), v) }
+}
+
 #[derive(Clone, Copy)]
 pub struct Js {
     env: napi_env,
@@ -63,7 +70,7 @@ impl Js {
 
     /// Checks a Node-API status; a failure with no exception pending becomes
     /// a thrown `Error`, so every failure reaches JS as an exception.
-    fn check(&self, status: sys::napi_status) -> JsResult<()> {
+    fn check(self, status: sys::napi_status) -> JsResult<()> {
         if status == sys::Status::napi_ok {
             return Ok(());
         }
@@ -73,23 +80,23 @@ impl Js {
         Err(Pending)
     }
 
-    pub fn exception_pending(&self) -> bool {
+    pub fn exception_pending(self) -> bool {
         napi_out!(self, false, napi_is_exception_pending()).unwrap_or(true)
     }
 
-    pub fn undefined(&self) -> JsResult<napi_value> {
+    pub fn undefined(self) -> JsResult<napi_value> {
         napi_out!(self, ptr::null_mut(), napi_get_undefined())
     }
 
-    pub fn null(&self) -> JsResult<napi_value> {
+    pub fn null(self) -> JsResult<napi_value> {
         napi_out!(self, ptr::null_mut(), napi_get_null())
     }
 
-    pub fn number(&self, n: f64) -> JsResult<napi_value> {
+    pub fn number(self, n: f64) -> JsResult<napi_value> {
         napi_out!(self, ptr::null_mut(), napi_create_double(n))
     }
 
-    pub fn string(&self, s: &str) -> JsResult<napi_value> {
+    pub fn string(self, s: &str) -> JsResult<napi_value> {
         // ASCII text is the same bytes in Latin-1, which V8 copies as they
         // are; the UTF-8 entry point decodes byte by byte.
         if s.is_ascii() {
@@ -99,14 +106,14 @@ impl Js {
         }
     }
 
-    pub fn js_string(&self, s: &JsStr) -> JsResult<napi_value> {
+    pub fn js_string(self, s: &JsStr) -> JsResult<napi_value> {
         match s {
             JsStr::Utf16(units) => napi_out!(self, ptr::null_mut(), napi_create_string_utf16(units.as_ptr(), units.len() as isize)),
             other => self.string(other.as_str().unwrap_or_default()),
         }
     }
 
-    pub fn array(&self, items: &[napi_value]) -> JsResult<napi_value> {
+    pub fn array(self, items: &[napi_value]) -> JsResult<napi_value> {
         let arr = napi_out!(self, ptr::null_mut(), napi_create_array_with_length(items.len()))?;
         for (i, item) in items.iter().enumerate() {
             napi_call!(self, napi_set_element(arr, i as u32, *item))?;
@@ -114,33 +121,33 @@ impl Js {
         Ok(arr)
     }
 
-    pub fn type_of(&self, v: napi_value) -> JsResult<sys::napi_valuetype> {
+    pub fn type_of(self, v: napi_value) -> JsResult<sys::napi_valuetype> {
         napi_out!(self, 0, napi_typeof(v))
     }
 
-    pub fn is_array(&self, v: napi_value) -> JsResult<bool> {
+    pub fn is_array(self, v: napi_value) -> JsResult<bool> {
         napi_out!(self, false, napi_is_array(v))
     }
 
-    pub fn array_len(&self, arr: napi_value) -> JsResult<u32> {
+    pub fn array_len(self, arr: napi_value) -> JsResult<u32> {
         napi_out!(self, 0, napi_get_array_length(arr))
     }
 
-    pub fn element(&self, arr: napi_value, i: u32) -> JsResult<napi_value> {
+    pub fn element(self, arr: napi_value, i: u32) -> JsResult<napi_value> {
         napi_out!(self, ptr::null_mut(), napi_get_element(arr, i))
     }
 
     /// `obj[key]` (getters run).
-    pub fn property(&self, obj: napi_value, key: napi_value) -> JsResult<napi_value> {
+    pub fn property(self, obj: napi_value, key: napi_value) -> JsResult<napi_value> {
         napi_out!(self, ptr::null_mut(), napi_get_property(obj, key))
     }
 
-    pub fn named(&self, obj: napi_value, key: &str) -> JsResult<napi_value> {
+    pub fn named(self, obj: napi_value, key: &str) -> JsResult<napi_value> {
         self.property(obj, self.string(key)?)
     }
 
     /// Own enumerable string keys, in V8's order: what `{ ...obj }` copies.
-    pub fn own_keys(&self, obj: napi_value) -> JsResult<Vec<napi_value>> {
+    pub fn own_keys(self, obj: napi_value) -> JsResult<Vec<napi_value>> {
         use sys::{KeyCollectionMode, KeyConversion, KeyFilter};
         let names = napi_out!(
             self,
@@ -157,27 +164,27 @@ impl Js {
 
     /// `globalThis[ns][method](...args)`, looked up at each call so test
     /// doubles installed on the global (a fake `Date`) are honoured.
-    pub fn call_global(&self, ns: &str, method: &str, args: &[napi_value]) -> JsResult<napi_value> {
+    pub fn call_global(self, ns: &str, method: &str, args: &[napi_value]) -> JsResult<napi_value> {
         let global = napi_out!(self, ptr::null_mut(), napi_get_global())?;
         let owner = self.named(global, ns)?;
         let f = self.named(owner, method)?;
         napi_out!(self, ptr::null_mut(), napi_call_function(owner, f, args.len(), args.as_ptr()))
     }
 
-    pub fn take_exception(&self) -> JsResult<napi_value> {
+    pub fn take_exception(self) -> JsResult<napi_value> {
         napi_out!(self, ptr::null_mut(), napi_get_and_clear_last_exception())
     }
 
-    pub fn to_f64(&self, v: napi_value) -> JsResult<f64> {
+    pub fn to_f64(self, v: napi_value) -> JsResult<f64> {
         napi_out!(self, 0.0, napi_get_value_double(v))
     }
 
-    pub fn to_bool(&self, v: napi_value) -> JsResult<bool> {
+    pub fn to_bool(self, v: napi_value) -> JsResult<bool> {
         napi_out!(self, false, napi_get_value_bool(v))
     }
 
     /// The UTF-16 content of a JS string, kept exact (lone surrogates too).
-    pub fn to_js_str(&self, v: napi_value) -> JsResult<JsStr> {
+    pub fn to_js_str(self, v: napi_value) -> JsResult<JsStr> {
         let len = napi_out!(self, 0usize, napi_get_value_string_utf16(v, ptr::null_mut(), 0))?;
         let mut units = vec![0u16; len + 1];
         let written = napi_out!(self, 0usize, napi_get_value_string_utf16(v, units.as_mut_ptr(), len + 1))?;
@@ -186,32 +193,32 @@ impl Js {
     }
 
     /// `String(v)` with JS's own coercion.
-    pub fn coerce_string(&self, v: napi_value) -> JsResult<JsStr> {
+    pub fn coerce_string(self, v: napi_value) -> JsResult<JsStr> {
         let s = napi_out!(self, ptr::null_mut(), napi_coerce_to_string(v))?;
         self.to_js_str(s)
     }
 
     /// A strong reference, keeping `v` alive until [`Js::delete_reference`].
-    pub fn reference(&self, v: napi_value) -> JsResult<sys::napi_ref> {
+    pub fn reference(self, v: napi_value) -> JsResult<sys::napi_ref> {
         napi_out!(self, ptr::null_mut(), napi_create_reference(v, 1))
     }
 
-    pub fn referenced(&self, r: sys::napi_ref) -> JsResult<napi_value> {
+    pub fn referenced(self, r: sys::napi_ref) -> JsResult<napi_value> {
         napi_out!(self, ptr::null_mut(), napi_get_reference_value(r))
     }
 
-    pub fn delete_reference(&self, r: sys::napi_ref) {
+    pub fn delete_reference(self, r: sys::napi_ref) {
         let _ = napi_call!(self, napi_delete_reference(r));
     }
 
-    pub fn throw(&self, value: napi_value) -> Pending {
+    pub fn throw(self, value: napi_value) -> Pending {
         let _ = napi_call!(self, napi_throw(value));
         Pending
     }
 
     /// `new Error(message)` (`kind` picks `TypeError` or `RangeError`),
     /// with no properties beyond the message.
-    pub fn error(&self, kind: ErrorKind, message: &JsStr) -> JsResult<napi_value> {
+    pub fn error(self, kind: ErrorKind, message: &JsStr) -> JsResult<napi_value> {
         let msg = self.js_string(message)?;
         let code = ptr::null_mut();
         match kind {
@@ -221,11 +228,11 @@ impl Js {
         }
     }
 
-    pub fn set(&self, obj: napi_value, key: &str, value: napi_value) -> JsResult<()> {
+    pub fn set(self, obj: napi_value, key: &str, value: napi_value) -> JsResult<()> {
         napi_call!(self, napi_set_property(obj, self.string(key)?, value))
     }
 
-    pub fn throw_error(&self, message: &str) -> Pending {
+    pub fn throw_error(self, message: &str) -> Pending {
         match self.error(ErrorKind::Error, &JsStr::from(message)) {
             Ok(e) => self.throw(e),
             Err(p) => p,

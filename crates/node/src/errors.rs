@@ -1,7 +1,7 @@
 //! The core's errors as the old module's JavaScript would throw them.
 
 use napi::sys::napi_value;
-use quiver_live_core::error::FsError;
+use quiver_live_core::sys::FsError;
 use quiver_live_core::js::JsStr;
 use quiver_live_core::session::store::StoreError;
 

@@ -19,6 +19,8 @@ use quiver_live_core::session::store::safe_session_id;
 
 use env::{ErrorKind, Js, JsResult};
 
+pub use lock::{lock_path, try_lock, unlock};
+
 /// The project root of an absolute, resolved `cwd` (`home` is
 /// `os.homedir()`), as quiver-cli resolves it.
 #[napi]

@@ -11,10 +11,10 @@ use napi::sys::{self, napi_value};
 use napi_derive::napi;
 use quiver_live_core::js::{json, Value};
 use quiver_live_core::session::snapshot_file::Cached;
-use quiver_live_core::session::store::{safe_session_id, NewEvent, Store, StoreError, View};
+use quiver_live_core::session::store::{safe_session_id, Changed, NewEvent, Store, StoreError, View};
 
 use crate::convert::{from_js, Payload};
-use crate::env::{Js, JsResult};
+use crate::env::{unknown as raw, Js, JsResult};
 use crate::errors;
 use crate::host::NodeHost;
 
@@ -40,11 +40,6 @@ impl Drop for State {
             js.delete_reference(r);
         }
     }
-}
-
-fn raw<'a>(env: &Env, v: napi_value) -> Unknown<'a> {
-    // SAFETY: `v` was made in this call, on `env`.
-    unsafe { Unknown::from_raw_unchecked(env.raw(), v) }
 }
 
 #[napi]
@@ -98,9 +93,10 @@ impl NativeStore {
     }
 
     /// Journals `{ ...event, id }` as `entry` (`JSON.stringify` of the whole
-    /// entry with `seq: 0`, which is replaced), stamped `ts`.
+    /// entry with `seq: 0`, which is replaced), stamped `ts`. Returns
+    /// `[version, snapshot payload against base]` (see [`NativeStore::snapshot`]).
     #[napi]
-    pub fn append(&self, env: Env, id: String, event: Unknown, entry: String, ts: Unknown) -> Result<f64> {
+    pub fn append<'a>(&self, env: &'a Env, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
         let js = Js::new(env.raw());
         // Read before the store is borrowed: getters may call back into it.
         let mut found = Vec::new();
@@ -108,15 +104,14 @@ impl NativeStore {
         let ts = from_js(js, ts.raw(), &mut found)?;
         let mut state = self.state(js)?;
         let (value, ts) = state.keep(js, found, value, ts)?;
-        let view = state.store.append(&id, NewEvent { value, ts, entry }, &NodeHost { js });
-        Ok(version(js, view)?)
+        Ok(raw(env, state.append(js, &id, NewEvent { value, ts, entry }, base)?))
     }
 
     /// [`NativeStore::append`] for an event whose JSON text says all of it
     /// (no `undefined`, `NaN`, `-0`, function or symbol anywhere): the model
     /// is parsed from `entry` instead of read through Node-API.
     #[napi]
-    pub fn append_json(&self, env: Env, id: String, entry: String) -> Result<f64> {
+    pub fn append_json<'a>(&self, env: &'a Env, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
         let js = Js::new(env.raw());
         let Ok(Value::Object(mut parsed)) = json::parse(&entry) else {
             return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the entry text is not a JSON object").into());
@@ -124,8 +119,7 @@ impl NativeStore {
         let value = parsed.remove("event").unwrap_or(Value::Undefined);
         let ts = parsed.remove("ts").unwrap_or(Value::Undefined);
         let mut state = self.state(js)?;
-        let view = state.store.append(&id, NewEvent { value, ts, entry }, &NodeHost { js });
-        Ok(version(js, view)?)
+        Ok(raw(env, state.append(js, &id, NewEvent { value, ts, entry }, base)?))
     }
 
     /// The session's current snapshot for `JSON.parse`: its text, or
@@ -136,16 +130,7 @@ impl NativeStore {
     #[napi]
     pub fn snapshot<'a>(&self, env: &'a Env, id: String, base: f64) -> Result<Unknown<'a>> {
         let js = Js::new(env.raw());
-        let state = self.state(js)?;
-        let payload = match state.store.current(&id) {
-            Some(Cached::Text(text)) => js.string(&text.json)?,
-            Some(Cached::Model(snapshot)) => match state.store.delta(&id).filter(|d| d.from as f64 == base) {
-                Some(delta) => state.payload(js, 1, &Payload::of_fields(snapshot, &delta.fields))?,
-                None => state.payload(js, 0, &Payload::of_snapshot(snapshot))?,
-            },
-            None => return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: session state missing").into()),
-        };
-        Ok(raw(env, payload))
+        Ok(raw(env, self.state(js)?.payload_for(js, &id, base)?))
     }
 
     /// Every session with a journal in either directory, in JS sort order,
@@ -172,6 +157,25 @@ fn version(js: Js, view: std::result::Result<View<'_>, StoreError>) -> JsResult<
 }
 
 impl State {
+    fn append(&mut self, js: Js, id: &str, event: NewEvent, base: f64) -> JsResult<napi_value> {
+        let appended = self.store.append(id, event, &NodeHost { js });
+        let version = version(js, appended)?;
+        js.array(&[js.number(version)?, self.payload_for(js, id, base)?])
+    }
+
+    /// The session's current snapshot for `JSON.parse`, as
+    /// [`NativeStore::snapshot`] describes it.
+    fn payload_for(&self, js: Js, id: &str, base: f64) -> JsResult<napi_value> {
+        let delta = self.store.delta(id).filter(|d| d.from as f64 == base).map(|d| &d.changed);
+        match (self.store.current(id), delta) {
+            (Some(Cached::Text(_)), Some(Changed::Members(members))) => js.array(&[js.number(1.0)?, js.string(members)?, js.null()?, js.array(&[])?]),
+            (Some(Cached::Text(text)), _) => js.string(&text.json),
+            (Some(Cached::Model(snapshot)), Some(Changed::Fields(fields))) => self.payload(js, 1, &Payload::of_fields(snapshot, fields)),
+            (Some(Cached::Model(snapshot)), _) => self.payload(js, 0, &Payload::of_snapshot(snapshot)),
+            (None, _) => Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: session state missing")),
+        }
+    }
+
     /// Holds the values `found` by reference for as long as the store
     /// lives, renumbering the handles in `value` and `ts` to match.
     fn keep(&mut self, js: Js, found: Vec<napi_value>, mut value: Value, mut ts: Value) -> JsResult<(Value, Value)> {

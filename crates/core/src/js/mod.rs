@@ -3,12 +3,10 @@
 pub mod date;
 pub mod json;
 pub mod number;
-pub mod object;
 pub mod ops;
 pub mod string;
 pub mod value;
 
-pub use object::Object;
 pub use ops::TypeError;
 pub use string::JsStr;
-pub use value::{Value, UNDEFINED};
+pub use value::{Object, Value, UNDEFINED};

@@ -1,15 +1,15 @@
 //! Numbers as JS reads and writes them: `StringToNumber` and
 //! `Number.prototype.toString()`.
 
-use crate::js::ops::is_js_space;
+use crate::js::string::is_js_space_unit;
 use crate::js::string::JsStr;
 
 /// `StringToNumber`: what `Number(' 3 ')`, `Number('0x10')` and friends give.
 pub fn string_to_number(s: &JsStr) -> f64 {
     let units: Vec<u16> = s.units().collect();
-    let start = units.iter().position(|u| !is_js_space(*u));
+    let start = units.iter().position(|u| !is_js_space_unit(*u));
     let Some(start) = start else { return 0.0 };
-    let end = units.iter().rposition(|u| !is_js_space(*u)).map_or(start, |e| e + 1);
+    let end = units.iter().rposition(|u| !is_js_space_unit(*u)).map_or(start, |e| e + 1);
     let Ok(text) = String::from_utf16(&units[start..end]) else { return f64::NAN };
     parse_numeric_literal(&text)
 }
@@ -137,9 +137,6 @@ fn layout_digits(digits: &str, n: i32) -> String {
         }
     }
 }
-
-/// An ordered property bag with V8's ordering: array-index keys first in
-/// ascending numeric order, then every other key in insertion order.
 
 #[cfg(test)]
 mod tests {

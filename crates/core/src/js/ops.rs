@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use crate::js::number::{number_to_string, string_to_number};
-use crate::js::object::Object;
+use crate::js::value::Object;
 use crate::js::string::JsStr;
 use crate::js::value::Value;
 
@@ -110,20 +110,8 @@ pub fn is_integer(v: &Value) -> bool {
     matches!(v, Value::Number(n) if n.is_finite() && n.trunc() == *n)
 }
 
-/// JS whitespace and line terminators, what `String.prototype.trim` removes.
-pub fn is_js_space(u: u16) -> bool {
-    matches!(
-        u,
-        0x09 | 0x0A | 0x0B | 0x0C | 0x0D | 0x20 | 0xA0 | 0x1680 | 0x2000..=0x200A
-            | 0x2028 | 0x2029 | 0x202F | 0x205F | 0x3000 | 0xFEFF
-    )
-}
 
-pub fn js_trim_is_empty(s: &str) -> bool {
-    s.encode_utf16().all(is_js_space)
-}
-
-
+/// `{ ...x }` for a source of any type: objects copy their own keys, arrays and
 /// strings contribute their indices, other primitives contribute nothing.
 pub fn spread_object(source: &Value) -> Object {
     let mut out = Object::new();

@@ -141,3 +141,42 @@ impl From<String> for JsStr {
         JsStr::Utf8(s)
     }
 }
+
+/// JS WhiteSpace and LineTerminator: what `String.prototype.trim` removes
+/// and `\s` matches (Unicode White_Space but U+0085, plus U+FEFF).
+pub fn is_js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\u{09}'..='\u{0D}' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}'
+            | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+    )
+}
+
+/// [`is_js_space`] of one UTF-16 code unit (no surrogate is a space).
+pub fn is_js_space_unit(u: u16) -> bool {
+    char::from_u32(u32::from(u)).is_some_and(is_js_space)
+}
+
+/// A JS LineTerminator: what `.` in a regex without the `s` flag refuses to match.
+pub fn is_line_terminator(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
+/// `String.prototype.trim()`.
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_space)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The list is Unicode's White_Space less U+0085, plus U+FEFF.
+    #[test]
+    fn js_space_is_unicode_white_space_but_nel_plus_bom() {
+        for c in (0..=0x3000u32).chain([0xFEFF]).filter_map(char::from_u32) {
+            assert_eq!(is_js_space(c), (c.is_whitespace() && c != '\u{85}') || c == '\u{FEFF}', "{c:?}");
+        }
+    }
+}
+

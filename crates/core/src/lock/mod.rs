@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::error::{Context, FsError};
+use crate::sys::{Context, FsError};
 
 use record::LockRecord;
 pub use stale::{judge, Verdict};

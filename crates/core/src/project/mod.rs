@@ -26,8 +26,6 @@ use std::path::{Component, Path, PathBuf};
 
 use path::absolutize;
 pub use path::resolve_lexical;
-/// The home dir as Node's `os.homedir()` gives it (see [`crate::sys::home_dir`]).
-pub use crate::sys::home_dir;
 use workspace::{
     literal_prefix, normalize_pattern, pattern_covers, pattern_units, read_pattern_groups, segments, is_double_star,
     units_eq, Pattern, PatternGroups, Units, BANG, DOT,
@@ -91,7 +89,7 @@ impl std::error::Error for ProjectRootError {}
 // Public API
 
 /// The project root for an ABSOLUTE, already lexically-normalized cwd.
-/// `home` is `os.homedir()` ([`home_dir`]); a relative one (Node's
+/// `home` is `os.homedir()`; a relative one (Node's
 /// `os.homedir()` is `""` when `HOME=""`) is resolved against the process cwd
 /// like `path.resolve` would. `None` disables the home stop.
 ///
@@ -292,3 +290,9 @@ fn nearest_holding(from: &Path, stop: &Path, names: &[&str]) -> Option<PathBuf> 
 
 #[cfg(test)]
 mod tests;
+
+/// A quote a pattern or a pnpm list item may be wrapped in.
+fn is_quote(c: char) -> bool {
+    c == '"' || c == '\''
+}
+

@@ -1,6 +1,7 @@
 //! `pnpm-workspace.yaml` as quiver-cli reads it: line by line, not as YAML.
 
-use super::workspace::{is_js_space, is_line_terminator, is_quote, js_trim};
+use super::is_quote;
+use crate::js::string::{is_js_space, is_line_terminator, js_trim};
 
 /// The `packages` list: a one-line flow list `packages: [a, 'b']` or a block
 /// of `- value` lines after `packages:`, ended by the next `key:` line.

@@ -1,5 +1,6 @@
 use super::pnpm::pnpm_packages;
-use super::workspace::{js_string, js_trim, normalize_pattern, package_json_workspaces, read_json, segment_matches, trim_units, Units, STAR};
+use crate::js::string::js_trim;
+use super::workspace::{js_string, normalize_pattern, package_json_workspaces, read_json, segment_matches, trim_units, Units, STAR};
 use super::*;
 use crate::js::json;
 use crate::js::Value;

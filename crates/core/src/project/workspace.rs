@@ -11,8 +11,9 @@ use std::fs;
 use std::path::Path;
 
 use super::pnpm::pnpm_packages;
-use super::{ProjectRootError, NOT_PRIMITIVE};
+use super::{is_quote, ProjectRootError, NOT_PRIMITIVE};
 use crate::js::json;
+use crate::js::string::is_js_space_unit;
 use crate::js::Value;
 
 /// A JS string as UTF-16 code units.
@@ -149,10 +150,6 @@ fn strip_quote_units(s: &[u16]) -> &[u16] {
 
 /// Every JS whitespace character is in the BMP, so a unit test suffices
 /// (surrogates are never whitespace).
-fn is_js_space_unit(u: u16) -> bool {
-    char::from_u32(u32::from(u)).is_some_and(is_js_space)
-}
-
 pub(super) fn units_eq(units: &[u16], s: &str) -> bool {
     units.iter().copied().eq(s.encode_utf16())
 }
@@ -247,22 +244,4 @@ pub(super) fn js_string(v: &Value) -> Pattern {
 // ---------------------------------------------------------------------------
 // JS character classes
 
-pub(super) fn is_quote(c: char) -> bool {
-    c == '"' || c == '\''
-}
 
-/// `String.prototype.trim()`.
-pub(super) fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_space)
-}
-
-/// JS WhiteSpace + LineTerminator (also `\s`): Unicode White_Space minus
-/// U+0085, plus U+FEFF.
-pub(super) fn is_js_space(c: char) -> bool {
-    (c.is_whitespace() && c != '\u{85}') || c == '\u{FEFF}'
-}
-
-/// What `.` in a non-`s` JS regex refuses to match.
-pub(super) fn is_line_terminator(c: char) -> bool {
-    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
-}

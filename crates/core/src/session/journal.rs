@@ -15,9 +15,9 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::error::{Context, FsError};
+use crate::sys::{Context, FsError};
 use crate::js::json;
-use crate::js::ops::js_trim_is_empty;
+use crate::js::string::js_trim;
 use crate::js::{JsStr, Value};
 use crate::session::record::{self, LazyLine};
 use crate::session::reducer::{apply_entry, entry_seq, obj, Host, Record};
@@ -199,7 +199,7 @@ impl ParsedLine {
     }
 
     fn of(line: &str) -> ParsedLine {
-        if js_trim_is_empty(line) {
+        if js_trim(line).is_empty() {
             return ParsedLine::Blank;
         }
         match json::parse(line) {

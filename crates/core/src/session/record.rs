@@ -107,6 +107,10 @@ impl Record for LazyRecord<'_, '_> {
     fn spread(&self) -> Object {
         object_of(self.text)
     }
+
+    fn object_text(&self) -> Option<&str> {
+        Some(self.text)
+    }
 }
 
 /// `{ ...record }` from the record's text, which the skim has validated as

@@ -15,9 +15,10 @@
 //! the same snapshot under test.
 
 use crate::js::date;
-use crate::js::object::Object;
+use crate::js::value::Object;
 use crate::js::ops::{is_integer, loose_ge, spread_array, spread_object, TypeError};
 use crate::js::{JsStr, Value, UNDEFINED};
+use crate::session::lazy_field::Slot;
 use crate::session::schema::{is_fenced, Field, Rebuild, MOUNT_FAILURE_HISTORY};
 use crate::session::snapshot::Snapshot;
 
@@ -50,6 +51,11 @@ pub trait Record {
     fn get(&self, key: &str) -> &Value;
     /// `{ ...record }`.
     fn spread(&self) -> Object;
+    /// The record's own JSON text, when it was read from a line: then
+    /// `{ ...record }` is `JSON.parse` of it, which can wait until read.
+    fn object_text(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl Record for Value {
@@ -91,7 +97,9 @@ pub fn apply_entry<R: Record + ?Sized>(s: &mut Snapshot, entry: &R, event: &R, h
 /// (see [`Rebuild`]); none for any snapshot the reducer itself made.
 fn rebuilt_fields(s: &Snapshot) -> Result<Vec<(Field, Value)>, TypeError> {
     let mut out = Vec::new();
-    for f in Field::ALL {
+    // Fields `...snapshot` copies as they are are not read (reading one
+    // builds it if it is lazy, see `lazy_field`).
+    for f in Field::ALL.into_iter().filter(|f| !matches!(f.spec().rebuild, Rebuild::Copied | Rebuild::EntryTime)) {
         let (rule, v) = (f.spec().rebuild, s.get(f));
         if !already_rebuilt(rule, v) {
             out.push((f, rebuild(rule, v, f.name())?));
@@ -336,8 +344,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         // The failure needs an agent reply, so it must survive a helper restart
         // like a generate does, but never clobbers a generate still pending.
         if !self.field(Field::PendingEvent).truthy() {
-            let pending = pending_event(self.event);
-            self.set(Field::PendingEvent, pending);
+            self.set_pending_event();
         }
         Ok(())
     }
@@ -526,8 +533,22 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
             let seq = seq.clone();
             self.set(Field::PendingEventSeq, seq);
         }
-        let pending = pending_event(self.event);
-        self.set(Field::PendingEvent, pending);
+        self.set_pending_event();
+    }
+
+    /// `next.pendingEvent = toPendingEvent(event)`: `{ ...event }` without
+    /// the delivery token, which must never be replayed to another reader.
+    /// Built when first read if the event came from a replayed line (most
+    /// pending events are replaced before anyone reads them).
+    fn set_pending_event(&mut self) {
+        match self.event.object_text() {
+            Some(text) => self.s.set_slot(Field::PendingEvent, Slot::object_text(text, true)),
+            None => {
+                let mut copy = self.event.spread();
+                copy.remove("token");
+                self.set(Field::PendingEvent, Value::Object(copy));
+            }
+        }
     }
 
     fn clear_pending(&mut self) {
@@ -586,14 +607,6 @@ fn sorted_by_number(mut items: Vec<Value>) -> Result<Vec<Value>, TypeError> {
 
 fn same_value_zero(v: &Value, n: f64) -> bool {
     matches!(v, Value::Number(x) if *x == n || (x.is_nan() && n.is_nan()))
-}
-
-/// `{ ...event }` without the delivery token, which must never be replayed to
-/// another reader.
-fn pending_event<R: Record + ?Sized>(event: &R) -> Value {
-    let mut copy = event.spread();
-    copy.remove("token");
-    Value::Object(copy)
 }
 
 pub fn obj(members: &[(&str, Value)]) -> Object {

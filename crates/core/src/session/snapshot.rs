@@ -10,15 +10,16 @@
 //! keys come before everything else, the rest after the base fields in the
 //! order they were set.
 
-use crate::js::object::array_index;
+use crate::js::value::array_index;
 use crate::js::{JsStr, Object, Value};
+use crate::session::lazy_field::Slot;
 use crate::session::schema::{is_completed, Field, FIELD_COUNT, FIELD_KEYS};
 #[cfg(test)]
 use crate::session::schema::FIELDS;
 
 #[derive(Clone, Debug)]
 pub struct Snapshot {
-    fields: [Value; FIELD_COUNT],
+    fields: [Slot; FIELD_COUNT],
     /// Every key that is not a base field.
     others: Object,
     /// What changed since [`Snapshot::clear_changes`]: a bit per base field
@@ -36,7 +37,7 @@ pub type Changes = Option<Vec<Field>>;
 impl Snapshot {
     /// `baseSnapshot(id)`.
     pub fn base(id: &JsStr) -> Snapshot {
-        Snapshot { fields: Field::ALL.map(|f| f.initial(id)), others: Object::new(), changed: 0, others_changed: false }
+        Snapshot { fields: Field::ALL.map(|f| Slot::Value(f.initial(id))), others: Object::new(), changed: 0, others_changed: false }
     }
 
     /// `{ ...baseSnapshot(id), ...o }`.
@@ -49,16 +50,23 @@ impl Snapshot {
     }
 
     pub fn get(&self, f: Field) -> &Value {
-        &self.fields[f as usize]
+        self.fields[f as usize].value()
     }
 
     pub fn get_mut(&mut self, f: Field) -> &mut Value {
         self.changed |= 1 << f as usize;
-        &mut self.fields[f as usize]
+        self.fields[f as usize].value_mut()
     }
 
     pub fn set(&mut self, f: Field, v: Value) {
-        *self.get_mut(f) = v;
+        self.set_slot(f, Slot::Value(v));
+    }
+
+    /// Sets a field to an object that is built when first read (see
+    /// `lazy_field`).
+    pub fn set_slot(&mut self, f: Field, slot: Slot) {
+        self.changed |= 1 << f as usize;
+        self.fields[f as usize] = slot;
     }
 
     /// Replaces a field, handing back what it held.
@@ -111,7 +119,7 @@ impl Snapshot {
         let leading = self.others.iter().take_while(|(k, _)| array_index(k).is_some()).count();
         let indices = self.others.iter().take(leading);
         let rest = self.others.iter().skip(leading);
-        indices.chain(FIELD_KEYS.iter().zip(self.fields.iter())).chain(rest)
+        indices.chain(FIELD_KEYS.iter().zip(self.fields.iter().map(Slot::value))).chain(rest)
     }
 }
 

@@ -14,9 +14,10 @@
 
 use std::fs::OpenOptions;
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 
-use crate::error::{Context, FsError};
+use crate::sys::{Context, FsError};
 use crate::js::json;
 use crate::js::ops::is_integer;
 use crate::js::{JsStr, Value};
@@ -96,8 +97,9 @@ fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
 /// A session's snapshot as a store holds it.
 #[derive(Clone, Debug)]
 pub enum Cached {
-    /// The model the reducer works on.
-    Model(Snapshot),
+    /// The model the reducer works on (boxed: a store holding many sessions
+    /// read from their files keeps only their text).
+    Model(Box<Snapshot>),
     /// A snapshot file's text that is the snapshot as it stands, for V8 to
     /// parse: a read that changes nothing need not build the model at all.
     Text(SnapshotText),
@@ -110,6 +112,37 @@ pub struct SnapshotText {
     pub json: String,
     /// Its `phase` is one of the completed phases.
     pub completed: bool,
+    /// Where each member's key (between its quotes) and value are in `json`.
+    members: Vec<(Range<usize>, Range<usize>)>,
+}
+
+impl SnapshotText {
+    /// `{ ...members of self whose value text differs from before's }`, when
+    /// both hold the same keys in the same order: then the snapshot this
+    /// text parses to is the one `before` parsed to with those members
+    /// replaced.
+    pub fn changed_since(&self, before: &SnapshotText) -> Option<String> {
+        if self.members.len() != before.members.len() {
+            return None;
+        }
+        let mut out = String::from("{");
+        for ((key, value), (was_key, was_value)) in self.members.iter().zip(&before.members) {
+            if self.json[key.clone()] != before.json[was_key.clone()] {
+                return None;
+            }
+            if self.json[value.clone()] != before.json[was_value.clone()] {
+                if out.len() > 1 {
+                    out.push(',');
+                }
+                out.push('"');
+                out.push_str(&self.json[key.clone()]);
+                out.push_str("\":");
+                out.push_str(&self.json[value.clone()]);
+            }
+        }
+        out.push('}');
+        Some(out)
+    }
 }
 
 impl Cached {
@@ -125,7 +158,7 @@ impl Cached {
     /// caller then re-derives from the journal).
     pub fn into_model(self, id: &JsStr) -> Option<Snapshot> {
         match self {
-            Cached::Model(s) => Some(s),
+            Cached::Model(s) => Some(*s),
             Cached::Text(t) => match json::parse(&t.json).ok()? {
                 Value::Object(o) => Some(Snapshot::over_base(id, &o)),
                 _ => None,
@@ -142,7 +175,7 @@ pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Cached, f
         sys::read_file_into(path, bytes).ok()?;
         let parsed = match std::str::from_utf8(bytes).ok().and_then(|text| skim_canonical(text, id, journal_bytes)) {
             Some((text, next_seq)) => Some((Cached::Text(text), next_seq)),
-            None => parse_over_base(bytes, id, journal_bytes).map(|(s, n)| (Cached::Model(s), n)),
+            None => parse_over_base(bytes, id, journal_bytes).map(|(s, n)| (Cached::Model(Box::new(s)), n)),
         };
         // A huge file must not pin its buffer for the life of the thread.
         if bytes.capacity() > READ_BUFFER_KEEP {
@@ -205,7 +238,9 @@ fn skim_canonical(text: &str, id: &JsStr, journal_bytes: u64) -> Option<(Snapsho
     let mut json = String::with_capacity(last + 2);
     json.push_str(&text[..last]);
     json.push_str("\n}");
-    Some((SnapshotText { json, completed }, next_seq))
+    let at = |key: &str| key.as_ptr() as usize - text.as_ptr() as usize;
+    let members = snapshot.iter().map(|m| (at(m.key)..at(m.key) + m.key.len(), m.value.clone())).collect();
+    Some((SnapshotText { json, completed, members }, next_seq))
 }
 
 /// The text of a JSON string value without escapes; `None` for any other value.
@@ -235,4 +270,33 @@ fn parse_over_base(bytes: &[u8], id: &JsStr, journal_bytes: u64) -> Option<(Snap
         return None;
     }
     Some((Snapshot::over_base(id, &parsed), next_seq))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::snapshot::Snapshot;
+
+    fn text_of(s: &Snapshot) -> SnapshotText {
+        let rendered = render(s, 10, 2.0);
+        skim_canonical(&rendered, &JsStr::from("s"), 10).expect("a rendered snapshot is canonical").0
+    }
+
+    /// Two snapshot files with the same keys: only the members whose text
+    /// differs, and parsing the before text with them laid over gives the
+    /// after text's value. Different keys: no such object.
+    #[test]
+    fn changed_members_of_two_files_with_the_same_keys() {
+        use crate::session::schema::Field;
+        let before = Snapshot::base(&JsStr::from("s"));
+        let mut after = before.clone();
+        after.set(Field::Phase, Value::str("generate_requested"));
+        after.set(Field::ExpectedVariants, Value::Number(3.0));
+        let changed = text_of(&after).changed_since(&text_of(&before)).expect("same keys");
+        assert_eq!(changed, r#"{"phase":"generate_requested","expectedVariants":3}"#);
+        assert_eq!(text_of(&after).changed_since(&text_of(&after)).as_deref(), Some("{}"));
+        let mut more = after.clone();
+        more.set_other("message", Value::str("m"));
+        assert!(text_of(&more).changed_since(&text_of(&after)).is_none(), "a key was added");
+    }
 }

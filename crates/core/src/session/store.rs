@@ -16,7 +16,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::error::{Context, FsError};
+use crate::sys::{Context, FsError};
 use crate::js::{json, JsStr, Object, Value};
 use crate::session::journal::{self, Locking, Replay};
 use crate::session::reducer::{apply_event, entry_seq, Host};
@@ -112,13 +112,22 @@ struct Session {
     delta: Option<Delta>,
 }
 
-/// What an append changed: the snapshot at version `to` is the one at
-/// version `from` with `fields` replaced (no other key changed).
+/// How the snapshot at version `to` differs from the one at version `from`:
+/// the same keys, in the same order, with `changed` replaced.
 #[derive(Debug)]
 pub struct Delta {
     pub from: u64,
     pub to: u64,
-    pub fields: Vec<crate::session::schema::Field>,
+    pub changed: Changed,
+}
+
+#[derive(Debug)]
+pub enum Changed {
+    /// Base fields an append wrote (no other key).
+    Fields(Vec<crate::session::schema::Field>),
+    /// The JSON text of an object holding the members whose text differs
+    /// between two snapshot files.
+    Members(String),
 }
 
 pub struct Store {
@@ -228,12 +237,18 @@ impl Store {
         let jsid = JsStr::from(id);
         if allow_file && key.exists() {
             if let Some((snapshot, next_seq)) = snapshot_file::hydrate(&snapshot_path, &jsid, key.size as u64) {
+                let from = session.version;
+                let changed = match (session.derived.as_ref().map(|d| &d.snapshot), &snapshot) {
+                    (Some(Cached::Text(before)), Cached::Text(now)) => now.changed_since(before),
+                    _ => None,
+                };
                 session.set(Derived { snapshot, next_seq, key, clean_tail: false });
+                session.delta = changed.map(|members| Delta { from, to: session.version, changed: Changed::Members(members) });
                 return Ok(());
             }
         }
         let replay = replay_current(session, &key.path, &jsid, locking, host)?;
-        let visible = Cached::Model(replay.visible());
+        let visible = Cached::Model(Box::new(replay.visible()));
         // The state describes the bytes replayed, which may be more than the
         // stat saw if a writer appended in between: key it (and any snapshot
         // file written from it) on what was actually read. A differing mtime
@@ -359,7 +374,7 @@ impl Store {
         derived.key = after.clone();
         derived.clean_tail = true;
         session.set(derived);
-        session.delta = changes.map(|fields| Delta { from, to: session.version, fields });
+        session.delta = changes.map(|fields| Delta { from, to: session.version, changed: Changed::Fields(fields) });
         Ok(())
     }
 
@@ -385,9 +400,9 @@ impl Store {
         if matches!(derived.snapshot, Cached::Model(_)) {
             return Ok(());
         }
-        let text = std::mem::replace(&mut derived.snapshot, Cached::Model(Snapshot::base(&JsStr::from(id))));
+        let text = std::mem::replace(&mut derived.snapshot, Cached::Model(Box::new(Snapshot::base(&JsStr::from(id)))));
         if let Some(model) = text.into_model(&JsStr::from(id)) {
-            derived.snapshot = Cached::Model(model);
+            derived.snapshot = Cached::Model(Box::new(model));
             return Ok(());
         }
         // The parser refused text the skim accepted: forget the file and
@@ -405,16 +420,16 @@ impl Store {
         let ids = self.list_ids()?;
         let primary_dir = sys::Dir::open(&self.root_dir).ok();
         let legacy_dir = sys::Dir::open(&self.legacy_root_dir).ok();
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             if id.is_empty() {
                 return Err(StoreError::Message("session id required".into()));
             }
-            let id_ok = safe_session_id(&id)?.to_owned();
-            let key = self.key_at(&id_ok, primary_dir.as_ref(), legacy_dir.as_ref());
-            self.ensure_current(&id_ok, key, true, Locking::TakeShared, host)?;
-            let version = self.view(&id_ok).version;
-            out.push((id_ok, version));
+            safe_session_id(&id)?;
+            let key = self.key_at(&id, primary_dir.as_ref(), legacy_dir.as_ref());
+            self.ensure_current(&id, key, true, Locking::TakeShared, host)?;
+            let version = self.view(&id).version;
+            out.push((id, version));
         }
         Ok(out)
     }
@@ -434,7 +449,6 @@ impl Store {
     /// Session ids with a journal in either root, sorted as JS sorts strings.
     pub fn list_ids(&self) -> Result<Vec<String>, StoreError> {
         let mut ids: Vec<String> = Vec::new();
-        let mut seen = std::collections::HashSet::new();
         for dir in [&self.legacy_root_dir, &self.root_dir] {
             let entries = match fs::read_dir(dir) {
                 Ok(e) => e,
@@ -443,15 +457,20 @@ impl Store {
             };
             for entry in entries {
                 let entry = entry.at("scandir", dir)?;
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if let Some(id) = name.strip_suffix(".jsonl") {
-                    if seen.insert(id.to_owned()) {
-                        ids.push(id.to_owned());
-                    }
+                let name = entry.file_name();
+                if let Some(id) = name.to_string_lossy().strip_suffix(".jsonl") {
+                    ids.push(id.to_owned());
                 }
             }
         }
-        ids.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        // JS sorts strings by UTF-16 code units; for ASCII (every valid id)
+        // that is byte order.
+        if ids.iter().all(|id| id.is_ascii()) {
+            ids.sort_unstable();
+        } else {
+            ids.sort_unstable_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
+        }
+        ids.dedup();
         Ok(ids)
     }
 
@@ -618,11 +637,27 @@ mod tests {
     use super::*;
     use crate::session::reducer::tests::TestHost;
 
-    fn temp_root(name: &str) -> PathBuf {
+    /// A project directory of its own, removed when the test is done with it.
+    struct TempRoot(PathBuf);
+
+    impl std::ops::Deref for TempRoot {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempRoot {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn temp_root(name: &str) -> TempRoot {
         let dir = std::env::temp_dir().join(format!("qln-store-{}-{}", name, std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
-        dir
+        TempRoot(dir)
     }
 
     /// An event as the binding hands it over, stamped at a fixed time.
@@ -687,7 +722,7 @@ mod tests {
         append_raw(&path, "\n");
         let via_tail2 = text(store.read("s", false, &host).unwrap().snapshot);
         let full = journal::replay_file(&path, &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
-        assert_eq!(via_tail2, text(&Cached::Model(full.visible())));
+        assert_eq!(via_tail2, text(&Cached::Model(Box::new(full.visible()))));
         assert!(via_tail.contains(r#""line":2"#));
         assert!(via_tail2.contains(r#"{"error":"journal_parse_failed","line":4,"message":"entry is not object"}"#));
         assert_eq!(full.next_seq, 10.0);
@@ -703,7 +738,7 @@ mod tests {
         store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), &host).unwrap();
         store.append("s", event(r#"{"type":"variant_mounted","variant":1,"id":"s"}"#), &host).unwrap();
         let replay = journal::replay_file(&store.journal_path("s"), &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
-        let s = text(&Cached::Model(replay.visible()));
+        let s = text(&Cached::Model(Box::new(replay.visible())));
         assert!(s.contains(r#""renderState":"mounted""#), "{s}");
         assert!(s.contains(r#""phase":"variants_ready""#), "{s}");
         assert_eq!(replay.parse_diags.len(), 1);
@@ -782,7 +817,7 @@ mod tests {
         assert!(file.contains(&format!("\"__journalBytes\": {journal_len},")), "stale snapshot file: {file}");
         let mut fresh = Store::open(&store.root_dir.join("../../.."), false).unwrap();
         let from_file = text(fresh.read(id, true, host).unwrap().snapshot);
-        let replayed = text(&Cached::Model(journal::replay_file(&store.journal_path(id), &JsStr::from(id), host, Locking::TakeShared).unwrap().visible()));
+        let replayed = text(&Cached::Model(Box::new(journal::replay_file(&store.journal_path(id), &JsStr::from(id), host, Locking::TakeShared).unwrap().visible())));
         assert_eq!(from_file, replayed);
     }
 
@@ -808,7 +843,6 @@ mod tests {
         fs::remove_file(&snapshot).unwrap();
         store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), &host).unwrap();
         assert_snapshot_file_current(&mut store, "s", &host);
-        let _ = fs::remove_dir_all(&root);
     }
 
     #[test]

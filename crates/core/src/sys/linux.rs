@@ -56,7 +56,3 @@ pub(crate) fn release_lease(file: &File) {
     unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
 }
 
-pub(crate) fn current_cpu() -> Option<usize> {
-    // SAFETY: no arguments; returns -1 on failure.
-    usize::try_from(unsafe { libc::sched_getcpu() }).ok()
-}

@@ -51,7 +51,3 @@ pub(crate) fn write_lease(_file: &File) -> io::Result<()> {
 /// Never reached: no lease is ever granted here.
 pub(crate) fn release_lease(_file: &File) {}
 
-/// `pthread_cpu_number_np` needs macOS 11, above the x64 build's 10.13 floor.
-pub(crate) fn current_cpu() -> Option<usize> {
-    None
-}

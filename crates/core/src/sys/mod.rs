@@ -16,8 +16,7 @@
 //! | [`write_lease`] | `F_SETLEASE` | refused | refused |
 //! | [`StagedFile::commit`] | `rename` | `rename` | `MoveFileExW`, retried while busy |
 //! | [`Dir::stat`] | `fstatat` | `fstatat` | metadata by path |
-//! | [`home_dir`] | `$HOME`, else passwd | `$HOME`, else passwd | `USERPROFILE`, else the token's profile |
-//! | errors ([`crate::error::FsError`]) | errno names | errno names | `uv_translate_sys_error` |
+//! | errors ([`FsError`]) | errno names | errno names | `uv_translate_sys_error` |
 
 use std::fs::File;
 use std::io;
@@ -25,10 +24,10 @@ use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::error::{Context, FsError};
+mod error;
+pub use error::{Context, FsError};
 
 mod uv;
-pub(crate) use uv::UvError;
 
 #[cfg(unix)]
 mod unix;
@@ -414,20 +413,7 @@ impl Dir {
 // ---------------------------------------------------------------------------
 // Environment
 
-/// The home directory as Node's `os.homedir()` finds it (libuv's
-/// `uv_os_homedir`). On unix `$HOME` whenever it is set, even to "" (Node
-/// then answers ""), else the passwd entry of the effective user. On Windows
-/// `USERPROFILE`, else the profile directory of the process token; `None`
-/// where Node would throw instead (a USERPROFILE shorter than 3 bytes).
-pub fn home_dir() -> Option<PathBuf> {
-    os::home_dir()
-}
 
-/// The processor the calling thread is running on, where the system says
-/// (not on macOS).
-pub fn current_cpu() -> Option<usize> {
-    os::current_cpu()
-}
 
 // ---------------------------------------------------------------------------
 // Time
@@ -445,17 +431,6 @@ pub fn system_time_ms(t: SystemTime) -> f64 {
     }
 }
 
-/// Sleeps `ms` milliseconds; NaN, zero or negative return at once, and a
-/// value too large for a `Duration` (e.g. Infinity) sleeps "forever", as
-/// `Atomics.wait` would.
-pub fn sleep_ms(ms: f64) {
-    // Written so that NaN also returns.
-    if ms.is_nan() || ms <= 0.0 {
-        return;
-    }
-    let d = Duration::try_from_secs_f64(ms / 1000.0).unwrap_or(Duration::MAX);
-    std::thread::sleep(d);
-}
 
 /// Runs `node -e script args...` for tests that compare with Node itself:
 /// its stdout, or `None` (after saying so) when node is not on PATH.

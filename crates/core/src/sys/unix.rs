@@ -1,12 +1,11 @@
 //! What Linux and macOS share: POSIX calls, `flock`, errno values.
 
-use std::ffi::{CStr, CString, OsStr};
+use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::uv::UvError;
 use super::{FileId, FileInfo, FileStamp};
@@ -123,43 +122,7 @@ impl Dir {
     }
 }
 
-/// libuv's `uv_os_homedir`: `$HOME` whenever it is set, even to "" (then
-/// `os.homedir()` is ""), else the passwd entry of the effective user.
-pub(crate) fn home_dir() -> Option<PathBuf> {
-    match std::env::var_os("HOME") {
-        Some(home) => Some(PathBuf::from(home)),
-        None => passwd_home(),
-    }
-}
 
-fn passwd_home() -> Option<PathBuf> {
-    let mut buf = vec![0u8; 4096];
-    loop {
-        let mut pwd = std::mem::MaybeUninit::<libc::passwd>::uninit();
-        let mut result: *mut libc::passwd = std::ptr::null_mut();
-        // SAFETY: every pointer is to a live local; getpwuid_r writes at most
-        // buf.len() bytes into buf and sets `result` to null or to `pwd`.
-        let rc = unsafe {
-            libc::getpwuid_r(libc::geteuid(), pwd.as_mut_ptr(), buf.as_mut_ptr().cast(), buf.len(), &mut result)
-        };
-        if rc == libc::ERANGE && buf.len() < (1 << 20) {
-            buf.resize(buf.len() * 2, 0);
-            continue;
-        }
-        if rc != 0 || result.is_null() {
-            return None;
-        }
-        // SAFETY: `result` is non-null, so getpwuid_r filled `pwd`.
-        let pwd = unsafe { pwd.assume_init() };
-        if pwd.pw_dir.is_null() {
-            return None;
-        }
-        // SAFETY: pw_dir points at a NUL-terminated string inside buf, which
-        // is still alive.
-        let dir = unsafe { CStr::from_ptr(pwd.pw_dir) };
-        return Some(PathBuf::from(OsStr::from_bytes(dir.to_bytes())));
-    }
-}
 
 /// On unix libuv's numbers are the negated errno values.
 pub(crate) fn uv_error(raw: i32) -> UvError {
@@ -264,19 +227,4 @@ const ERRNO_NAMES: &[(i32, &str)] = &[
 
 #[cfg(test)]
 mod tests {
-    /// Without `$HOME`, Node falls back on the passwd entry, as we do.
-    #[test]
-    fn sys_passwd_home_matches_node_without_home() {
-        let Ok(out) = std::process::Command::new("node")
-            .args(["-e", "process.stdout.write(require('os').homedir())"])
-            .env_remove("HOME")
-            .output()
-        else {
-            println!("skipped: node is not on PATH");
-            return;
-        };
-        assert!(out.status.success());
-        let theirs = std::path::PathBuf::from(String::from_utf8(out.stdout).expect("utf-8"));
-        assert_eq!(super::passwd_home(), Some(theirs));
-    }
 }

@@ -1,26 +1,22 @@
 //! Windows: process handles, byte-range locks, file ids, libuv's error table.
 
-use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::windows::ffi::OsStringExt;
 use std::os::windows::fs::{FileExt, OpenOptionsExt};
 use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
 use std::path::{Path, PathBuf};
 
 use windows_sys::Win32::Foundation::*;
-use windows_sys::Win32::Security::TOKEN_READ;
 use windows_sys::Win32::Storage::FileSystem::{
     GetFileInformationByHandle, LockFileEx, UnlockFileEx, BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_DIRECTORY,
     FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY, LOCK_FILE_FLAGS,
 };
 use windows_sys::Win32::System::Threading::{
-    GetCurrentProcess, GetCurrentProcessorNumber, GetExitCodeProcess, GetProcessTimes, OpenProcess, OpenProcessToken,
+    GetExitCodeProcess, GetProcessTimes, OpenProcess,
     WaitForSingleObject, PROCESS_ACCESS_RIGHTS, PROCESS_QUERY_INFORMATION, PROCESS_QUERY_LIMITED_INFORMATION,
     PROCESS_SYNCHRONIZE, PROCESS_TERMINATE,
 };
 use windows_sys::Win32::System::IO::{OVERLAPPED, OVERLAPPED_0, OVERLAPPED_0_0};
-use windows_sys::Win32::UI::Shell::GetUserProfileDirectoryW;
 
 use super::uv::UvError;
 use super::{FileId, FileInfo, FileStamp};
@@ -277,44 +273,8 @@ impl Dir {
     }
 }
 
-/// libuv's `uv_os_homedir`: USERPROFILE when set, else the profile directory
-/// of the process token. A USERPROFILE shorter than 3 bytes makes libuv fail
-/// with ENOENT, so `os.homedir()` (and the old module) throws; here the walk
-/// then goes on without a home stop.
-pub(crate) fn home_dir() -> Option<PathBuf> {
-    match std::env::var_os("USERPROFILE") {
-        Some(home) if home.to_string_lossy().len() < 3 => None,
-        Some(home) => Some(PathBuf::from(home)),
-        None => profile_dir(),
-    }
-}
 
-fn profile_dir() -> Option<PathBuf> {
-    let mut raw_token = std::ptr::null_mut();
-    // SAFETY: the pseudo-handle of this process needs no closing; the token
-    // handle is written into a local.
-    if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_READ, &mut raw_token) } == 0 {
-        return None;
-    }
-    // SAFETY: OpenProcessToken succeeded, so this is a handle we own.
-    let token = unsafe { OwnedHandle::from_raw_handle(raw_token) };
-    let mut len = 0u32;
-    // SAFETY: a null buffer with length 0 asks for the length needed.
-    unsafe { GetUserProfileDirectoryW(token.as_raw_handle(), std::ptr::null_mut(), &mut len) };
-    let mut buf = vec![0u16; len as usize];
-    // SAFETY: `buf` has room for `len` UTF-16 units, as the call was told.
-    if len == 0 || unsafe { GetUserProfileDirectoryW(token.as_raw_handle(), buf.as_mut_ptr(), &mut len) } == 0 {
-        return None;
-    }
-    // `len` now counts the terminating NUL.
-    buf.truncate((len as usize).saturating_sub(1));
-    Some(PathBuf::from(OsString::from_wide(&buf)))
-}
 
-pub(crate) fn current_cpu() -> Option<usize> {
-    // SAFETY: no arguments, cannot fail.
-    usize::try_from(unsafe { GetCurrentProcessorNumber() }).ok()
-}
 
 /// A Win32 error as libuv's `uv_translate_sys_error` names it; everything
 /// it does not list is UNKNOWN.

@@ -2,7 +2,7 @@
 
 use crate::js::json::parse::plain_len;
 use crate::js::number::number_to_string;
-use crate::js::object::Object;
+use crate::js::value::Object;
 use crate::js::string::JsStr;
 use crate::js::value::Value;
 

@@ -12,7 +12,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::sys::UvError;
+use super::uv::UvError;
 
 #[derive(Debug)]
 pub struct FsError {
