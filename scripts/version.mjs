@@ -33,7 +33,7 @@ export function versionSites(dir = PACKAGE_DIR) {
     sites.push({ file: 'Cargo.lock', crate, version: lockVersion(crate).exec(lock)?.[2], pattern: lockVersion(crate) });
   }
   for (const name of fs.readdirSync(path.join(dir, 'npm')).sort()) {
-    const rel = path.join('npm', name, 'package.json');
+    const rel = `npm/${name}/package.json`; // also the label: '/' on every OS
     if (fs.existsSync(path.join(dir, rel))) sites.push({ file: rel, version: JSON.parse(at(rel)).version, json: true });
   }
   return sites;

@@ -133,5 +133,6 @@ export function bootId() {
 
 /** Replaces every occurrence of `dir` in text with `<project>`. */
 export function normalize(text, dir) {
-  return text.split(dir).join('<project>');
+  // JSON output escapes win32's backslashes.
+  return text.split(dir).join('<project>').split(JSON.stringify(dir).slice(1, -1)).join('<project>');
 }
