@@ -169,7 +169,7 @@ setup_musl() { # musl >= 1.2.4 unpacked from a newer Debian suite, and the musl 
     cat >"$m/apt/apt.conf" <<EOF
 Dir::State "$m/apt"; Dir::State::Lists "$m/apt/lists"; Dir::State::status "/var/lib/dpkg/status";
 Dir::Cache "$m/apt/cache"; Dir::Etc::SourceList "$m/apt/sources.list"; Dir::Etc::SourceParts "/nonexistent";
-APT::Architectures { "amd64"; "arm64"; };
+APT::Architectures { "amd64"; "arm64"; }; APT::Sandbox::User "root";
 EOF
     APT_CONFIG=$m/apt/apt.conf apt-get update -qq
     (cd "$m/debs" && APT_CONFIG=$m/apt/apt.conf apt-get download -qq musl:amd64 musl:arm64)
