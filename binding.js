@@ -77,7 +77,7 @@ function load() {
   } catch (err) {
     throw fail(
       `quiver-live-native could not load its binary for ${process.platform} ${process.arch}: the package ` +
-        `${BINARY}-${key} is missing or broken (${err.message}). Reinstall with optional dependencies ` +
+        `${BINARY}-${key} is missing or broken (${err.message.split('\n')[0]}). Reinstall with optional dependencies ` +
         `(no --no-optional or --omit=optional). ${FALLBACK}`,
       'ERR_QUIVER_LIVE_NATIVE_BINARY',
       err,
