@@ -2,6 +2,11 @@
 // Loads this platform's compiled addon: the file beside this one in a local
 // build or a vendored bundle, else the `quiver-live-native-<platform>`
 // package npm installed for it.
+//
+// QUIVER_LIVE_NATIVE_BINARY=/path/to/file.node loads that file instead. It is
+// for testing a build whose platform key this loader would not pick (the
+// windows-gnu test build, a cross build run under emulation); a release never
+// needs it.
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -18,6 +23,11 @@ const SUPPORTED = [
   'linux-x64-musl',
   'win32-x64-msvc',
 ];
+
+/** How to do without this package where it cannot load. */
+const FALLBACK =
+  "Keep quiver-cli's own JavaScript modules there: leave skill/scripts/live/session-store.mjs and " +
+  'source-lock.mjs as they ship instead of re-exporting quiver-live-native (or import them when loading it throws).';
 
 /** Whether this Linux runs on musl (Alpine and the like) rather than glibc. */
 function isMusl() {
@@ -37,26 +47,41 @@ function platformKey() {
   return `${platform}-${arch}`;
 }
 
+function fail(message, code, cause) {
+  const err = new Error(message, cause ? { cause } : undefined);
+  err.code = code;
+  return err;
+}
+
 function load() {
+  const chosen = process.env.QUIVER_LIVE_NATIVE_BINARY;
+  if (chosen) {
+    try {
+      return require(path.resolve(chosen));
+    } catch (err) {
+      throw fail(`quiver-live-native could not load QUIVER_LIVE_NATIVE_BINARY=${chosen}: ${err.message}`, 'ERR_QUIVER_LIVE_NATIVE_BINARY', err);
+    }
+  }
   const key = platformKey();
   const local = path.join(__dirname, `${BINARY}.${key}.node`);
   if (fs.existsSync(local)) return require(local);
   if (!SUPPORTED.includes(key)) {
-    throw new Error(
-      `quiver-live-native has no binary for ${process.platform} ${process.arch} (${key}); ` +
-        `supported: ${SUPPORTED.join(', ')}. Keep using the JavaScript session-store.mjs and source-lock.mjs there.`,
+    throw fail(
+      `quiver-live-native has no binary for ${process.platform} ${process.arch} (${key}). ` +
+        `Supported: ${SUPPORTED.join(', ')}. ${FALLBACK}`,
+      'ERR_QUIVER_LIVE_NATIVE_UNSUPPORTED_PLATFORM',
     );
   }
   try {
     return require(`${BINARY}-${key}`);
   } catch (err) {
-    const why = new Error(
-      `quiver-live-native could not load its binary for ${key}: the package ${BINARY}-${key} ` +
-        `is missing or broken (${err.message}). Reinstall without --no-optional / --omit=optional, ` +
-        `or keep using the JavaScript session-store.mjs and source-lock.mjs.`,
+    throw fail(
+      `quiver-live-native could not load its binary for ${process.platform} ${process.arch}: the package ` +
+        `${BINARY}-${key} is missing or broken (${err.message.split('\n')[0]}). Reinstall with optional dependencies ` +
+        `(no --no-optional or --omit=optional). ${FALLBACK}`,
+      'ERR_QUIVER_LIVE_NATIVE_BINARY',
+      err,
     );
-    why.cause = err;
-    throw why;
   }
 }
 

@@ -90,7 +90,9 @@ test('non-string file or cwd throws like path.resolve', () => {
 
 // path.resolve asks for process.cwd() only when it needs it, so an absolute
 // cwd option keeps working after the process's own cwd was deleted.
-test('an absolute cwd works even when the process cwd is gone', () => {
+test('an absolute cwd works even when the process cwd is gone', {
+  skip: process.platform === 'win32' && 'Windows does not remove a directory that is a process\'s cwd (EBUSY)',
+}, () => {
   const dir = tempProject();
   const gone = fs.mkdtempSync(path.join(path.dirname(dir), 'qln-gone-'));
   const script = `

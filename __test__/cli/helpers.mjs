@@ -117,8 +117,13 @@ export function writeLock(project, name, content) {
   return file;
 }
 
+/**
+ * Field 22 of our /proc/<pid>/stat, as other processes read it. The path goes
+ * through /proc/./ because qemu-user answers a process's reads of its own
+ * /proc/<pid>/stat with a start time of its own making (as the core does).
+ */
 export function ownStartTime() {
-  const stat = fs.readFileSync(`/proc/${process.pid}/stat`, 'latin1');
+  const stat = fs.readFileSync(`/proc/./${process.pid}/stat`, 'latin1');
   return Number(stat.slice(stat.lastIndexOf(')') + 1).trim().split(/\s+/)[19]);
 }
 
@@ -128,5 +133,6 @@ export function bootId() {
 
 /** Replaces every occurrence of `dir` in text with `<project>`. */
 export function normalize(text, dir) {
-  return text.split(dir).join('<project>');
+  // JSON output escapes win32's backslashes.
+  return text.split(dir).join('<project>').split(JSON.stringify(dir).slice(1, -1)).join('<project>');
 }

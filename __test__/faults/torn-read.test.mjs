@@ -136,7 +136,15 @@ async function storeReads(impl, refPath) {
   }
 }
 
-test('snapshot file read raw in a tight loop for 3 s while another process appends: 0 partial reads', async () => {
+// Windows replaces a file that readers hold open only with a POSIX-semantics
+// rename (FileRenameInfoEx, Windows 10 1607 and later), which std tries when
+// MoveFileExW is denied. wine 8 lacks it (ERROR_INVALID_PARAMETER), so there
+// the writer's rename fails while the reader has the file open.
+const underWine = process.platform === 'win32' && !!process.env.WINEPREFIX;
+
+test('snapshot file read raw in a tight loop for 3 s while another process appends: 0 partial reads', {
+  skip: underWine && 'wine has no POSIX-semantics rename (FileRenameInfoEx), so a rename over an open file fails there',
+}, async () => {
   const s = await rawSnapshotReads('native');
   figure(`native: raw snapshot reads during appends: ${s.partial} partial / ${s.reads} reads `
     + `(${((100 * s.partial) / s.reads).toFixed(2)}%), ${s.missing} missing, ${s.inconsistent} inconsistent, `

@@ -16,6 +16,7 @@
 //! | [`write_lease`] | `F_SETLEASE` | refused | refused |
 //! | [`StagedFile::commit`] | `rename` | `rename` | `MoveFileExW`, retried while busy |
 //! | [`Dir::stat`] | `fstatat` | `fstatat` | metadata by path |
+//! | [`sync_dir`] | `fsync` of the directory | `fsync` of the directory | nothing (NTFS journals it) |
 //! | errors ([`FsError`]) | errno names | errno names | `uv_translate_sys_error` |
 
 use std::fs::File;
@@ -353,6 +354,16 @@ impl Drop for StagedFile {
 
 // ---------------------------------------------------------------------------
 // Reading, writing and looking up files
+
+/// Makes the entries of directory `dir` durable: a file created in it (and
+/// fsynced) then survives a power loss. On unix that is an `fsync` of the
+/// directory. Windows cannot open a directory to flush it (`CreateFileW`
+/// refuses without backup semantics, and `FlushFileBuffers` needs write
+/// access to it); NTFS journals its metadata, so a created file's entry is
+/// committed with the file system's log and there is nothing to do.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    os::sync_dir(dir)
+}
 
 /// Writes all of `bytes` at `offset`. On Windows this also moves the file's
 /// cursor, and a handle opened for appending only writes at the end.

@@ -262,3 +262,15 @@ fn sys_time_helpers() {
     std::thread::sleep(Duration::from_millis(2));
     assert!(now_ms() - a >= 2.0);
 }
+
+#[test]
+fn sys_sync_dir_of_a_directory_with_a_new_file() {
+    let s = Scratch::new("syncdir");
+    fs::create_dir(&s.0).expect("mkdir");
+    let file = s.0.join("new");
+    File::create(&file).and_then(|f| f.sync_all()).expect("create");
+    sync_dir(&s.0).expect("a directory syncs");
+    fs::remove_file(&file).expect("rm");
+    #[cfg(unix)]
+    assert!(sync_dir(&s.0.join("missing")).is_err(), "no such directory");
+}

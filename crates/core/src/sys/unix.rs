@@ -75,6 +75,11 @@ pub(crate) fn create_new(path: &Path) -> io::Result<File> {
     OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).open(path)
 }
 
+/// `fsync` of the directory itself.
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
 /// `rename(2)` replaces the target atomically; readers that have the old file
 /// open keep reading it.
 pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
