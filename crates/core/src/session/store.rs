@@ -580,7 +580,7 @@ fn sync_journal(file: &File, path: &Path, created: bool) -> Result<(), FsError> 
     file.sync_data().at("fsync", path)?;
     if created {
         if let Some(dir) = path.parent() {
-            File::open(dir).and_then(|d| d.sync_all()).at("fsync", dir)?;
+            sys::sync_dir(dir).at("fsync", dir)?;
         }
     }
     Ok(())
