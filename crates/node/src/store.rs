@@ -83,18 +83,35 @@ impl NativeStore {
         Ok(version(js, view)?)
     }
 
-    /// Re-derives the session from its journal and rewrites its snapshot file.
+    /// Re-derives the session from its journal and rewrites its snapshot
+    /// file; returns `[version, whether the file awaits a depth check]`
+    /// (see [`NativeStore::persist`]).
     #[napi]
-    pub fn flush(&self, env: Env, id: String) -> Result<f64> {
+    pub fn flush(&self, env: Env, id: String) -> Result<(f64, bool)> {
         let js = Js::new(env.raw());
         let mut state = self.state(js)?;
         let view = state.store.flush(&id, &NodeHost { js });
-        Ok(version(js, view)?)
+        let version = version(js, view)?;
+        Ok((version, state.store.awaits_depth_check(&id)))
+    }
+
+    /// Writes the snapshot file of `version`, which an append or a flush
+    /// left unwritten because it nests deeper than is written unchecked: the
+    /// wrapper calls this once V8's own `JSON.stringify` of the snapshot has
+    /// succeeded (where it throws, the old module's write threw the same).
+    #[napi]
+    pub fn persist(&self, env: Env, id: String, version: f64) -> Result<()> {
+        let js = Js::new(env.raw());
+        let mut state = self.state(js)?;
+        state.store.persist_checked(&id, version as u64).map_err(|e| errors::throw_store(js, &e))?;
+        Ok(())
     }
 
     /// Journals `{ ...event, id }` as `entry` (`JSON.stringify` of the whole
     /// entry with `seq: 0`, which is replaced), stamped `ts`. Returns
-    /// `[version, snapshot payload against base]` (see [`NativeStore::snapshot`]).
+    /// `[version, snapshot payload against base, whether the snapshot file
+    /// awaits a depth check]` (see [`NativeStore::snapshot`] and
+    /// [`NativeStore::persist`]).
     #[napi]
     pub fn append<'a>(&self, env: &'a Env, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
         let js = Js::new(env.raw());
@@ -113,7 +130,7 @@ impl NativeStore {
     #[napi]
     pub fn append_json<'a>(&self, env: &'a Env, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
         let js = Js::new(env.raw());
-        let Ok(Value::Object(mut parsed)) = json::parse(&entry) else {
+        let Some(mut parsed) = json::parse(&entry).ok().and_then(Value::into_object) else {
             return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the entry text is not a JSON object").into());
         };
         let value = parsed.remove("event").unwrap_or(Value::Undefined);
@@ -160,7 +177,8 @@ impl State {
     fn append(&mut self, js: Js, id: &str, event: NewEvent, base: f64) -> JsResult<napi_value> {
         let appended = self.store.append(id, event, &NodeHost { js });
         let version = version(js, appended)?;
-        js.array(&[js.number(version)?, self.payload_for(js, id, base)?])
+        let deep = self.store.awaits_depth_check(id);
+        js.array(&[js.number(version)?, self.payload_for(js, id, base)?, js.boolean(deep)?])
     }
 
     /// The session's current snapshot for `JSON.parse`, as

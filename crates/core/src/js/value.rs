@@ -11,7 +11,11 @@
 
 use crate::js::string::JsStr;
 
-#[derive(Clone, Debug)]
+/// A value owns its children, so copying and dropping one walk it: both do
+/// so with a stack of their own past a few levels (see the `Clone` and
+/// `Drop` impls below), so that the depth of the caller's data never
+/// reaches the native stack.
+#[derive(Debug)]
 pub enum Value {
     Undefined,
     Null,
@@ -31,6 +35,15 @@ pub static UNDEFINED: Value = Value::Undefined;
 impl Value {
     pub fn str(s: &str) -> Value {
         Value::String(JsStr::from(s))
+    }
+
+    /// The object this is, taken out (values cannot be destructured by
+    /// move: they implement `Drop`).
+    pub fn into_object(mut self) -> Option<Object> {
+        match &mut self {
+            Value::Object(o) => Some(std::mem::take(o)),
+            _ => None,
+        }
     }
 
     pub fn is_nullish(&self) -> bool {
@@ -97,9 +110,147 @@ impl Value {
     }
 }
 
+/// Levels copied by plain recursion before [`Value::clone`] switches to a
+/// stack of its own: a few kilobytes of native stack at most, and the rare
+/// deeper value pays for one allocation.
+const CLONE_RECURSION: u32 = 32;
+
+impl Clone for Value {
+    fn clone(&self) -> Value {
+        clone_within(self, CLONE_RECURSION)
+    }
+}
+
+fn clone_within(v: &Value, levels: u32) -> Value {
+    match v {
+        Value::Undefined => Value::Undefined,
+        Value::Null => Value::Null,
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Number(n) => Value::Number(*n),
+        Value::String(s) => Value::String(s.clone()),
+        Value::Host(h) => Value::Host(*h),
+        Value::Array(_) | Value::Object(_) if levels == 0 => clone_deep(v),
+        Value::Array(items) => Value::Array(items.iter().map(|item| clone_within(item, levels - 1)).collect()),
+        Value::Object(o) => Value::Object(o.clone_within(levels - 1)),
+    }
+}
+
+/// A copy being built: what is left of the source, and the copy so far.
+enum Copying<'a> {
+    Array(std::slice::Iter<'a, Value>, Vec<Value>),
+    Object(&'a Object, Object),
+}
+
+/// [`Value::clone`] with a heap stack, for any depth.
+fn clone_deep(root: &Value) -> Value {
+    let mut open: Vec<Copying> = Vec::new();
+    let mut next = Some(root);
+    loop {
+        if let Some(v) = next.take() {
+            let copy = match v {
+                Value::Array(items) => {
+                    open.push(Copying::Array(items.iter(), Vec::with_capacity(items.len())));
+                    None
+                }
+                Value::Object(o) => {
+                    // A prototype is an object the reducer made (`__proto__`
+                    // assigned a two-key literal): shallow, copied as it is.
+                    let proto = o.proto.as_ref().map(|p| Box::new(p.as_ref().clone()));
+                    open.push(Copying::Object(o, Object { entries: Vec::with_capacity(o.len()), proto }));
+                    None
+                }
+                leaf => Some(clone_within(leaf, 0)),
+            };
+            if let Some(copy) = copy {
+                match open.last_mut() {
+                    None => return copy,
+                    Some(Copying::Array(_, items)) => items.push(copy),
+                    Some(Copying::Object(source, o)) => {
+                        let e = &source.entries[o.entries.len()];
+                        o.entries.push(Entry { key: e.key.clone(), value: copy, hash: e.hash });
+                    }
+                }
+            }
+        }
+        let child = match open.last_mut() {
+            Some(Copying::Array(rest, _)) => rest.next(),
+            Some(Copying::Object(source, o)) => source.entries.get(o.entries.len()).map(|e| &e.value),
+            None => unreachable!("the walk returns once its root is copied"),
+        };
+        if child.is_some() {
+            next = child;
+            continue;
+        }
+        let done = match open.pop() {
+            Some(Copying::Array(_, items)) => Value::Array(items),
+            Some(Copying::Object(_, o)) => Value::Object(o),
+            None => unreachable!("just seen"),
+        };
+        match open.last_mut() {
+            None => return done,
+            Some(Copying::Array(_, items)) => items.push(done),
+            Some(Copying::Object(source, o)) => {
+                let e = &source.entries[o.entries.len()];
+                o.entries.push(Entry { key: e.key.clone(), value: done, hash: e.hash });
+            }
+        }
+    }
+}
+
+impl Drop for Value {
+    /// Drop glue frees a value one native call per level. A container whose
+    /// children hold no containers (most are) is left to it; a deeper one is
+    /// taken apart here first, its nested children moved onto a heap stack,
+    /// so the glue never goes more than two levels down.
+    fn drop(&mut self) {
+        if !self.holds_nested() {
+            return;
+        }
+        let mut apart = Vec::new();
+        self.move_nested_into(&mut apart);
+        while let Some(mut v) = apart.pop() {
+            v.move_nested_into(&mut apart);
+        }
+    }
+}
+
+impl Value {
+    fn is_nonempty_container(&self) -> bool {
+        match self {
+            Value::Array(items) => !items.is_empty(),
+            Value::Object(o) => !o.entries.is_empty() || o.proto.is_some(),
+            _ => false,
+        }
+    }
+
+    fn holds_nested(&self) -> bool {
+        match self {
+            Value::Array(items) => items.iter().any(Value::is_nonempty_container),
+            Value::Object(o) => o.proto.is_some() || o.entries.iter().any(|e| e.value.is_nonempty_container()),
+            _ => false,
+        }
+    }
+
+    fn move_nested_into(&mut self, apart: &mut Vec<Value>) {
+        let children: &mut dyn Iterator<Item = &mut Value> = match self {
+            Value::Array(items) => &mut items.iter_mut(),
+            Value::Object(o) => {
+                if let Some(p) = o.proto.take() {
+                    apart.push(*p);
+                }
+                &mut o.entries.iter_mut().map(|e| &mut e.value)
+            }
+            _ => return,
+        };
+        for child in children.filter(|c| c.is_nonempty_container()) {
+            apart.push(std::mem::replace(child, Value::Null));
+        }
+    }
+}
+
 /// An ordered property bag with V8's ordering: array-index keys first in
 /// ascending numeric order, then every other key in insertion order.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Object {
     /// One allocation per object: a parsed event builds several objects per
     /// line, and a second vector of hashes doubled their allocations.
@@ -125,7 +276,20 @@ impl Entry {
     }
 }
 
+impl Clone for Object {
+    fn clone(&self) -> Object {
+        self.clone_within(CLONE_RECURSION)
+    }
+}
+
 impl Object {
+    fn clone_within(&self, levels: u32) -> Object {
+        Object {
+            entries: self.entries.iter().map(|e| Entry { key: e.key.clone(), value: clone_within(&e.value, levels), hash: e.hash }).collect(),
+            proto: self.proto.as_ref().map(|p| Box::new(clone_within(p, levels))),
+        }
+    }
+
     pub fn new() -> Object {
         Object::default()
     }
@@ -148,6 +312,11 @@ impl Object {
 
     pub fn iter(&self) -> impl Iterator<Item = (&JsStr, &Value)> {
         self.entries.iter().map(|e| (&e.key, &e.value))
+    }
+
+    /// The `i`th member in order, for walks that keep their place by index.
+    pub fn member(&self, i: usize) -> Option<(&JsStr, &Value)> {
+        self.entries.get(i).map(|e| (&e.key, &e.value))
     }
 
     #[inline(always)]

@@ -58,7 +58,7 @@ impl Slot {
 
 impl LazyObject {
     fn build(&self) -> Value {
-        let Ok(Value::Object(mut o)) = json::parse(&self.text) else { return Value::Undefined };
+        let Some(mut o) = json::parse(&self.text).ok().and_then(Value::into_object) else { return Value::Undefined };
         if self.drop_token {
             o.remove("token");
         }

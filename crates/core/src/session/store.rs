@@ -110,6 +110,10 @@ struct Session {
     /// How the current version differs from the one before, when it is that
     /// one with an event applied.
     delta: Option<Delta>,
+    /// The snapshot file was not written for the current version: it nests
+    /// too deeply to be written before V8 is seen to stringify it (see
+    /// [`Store::persist_checked`]).
+    awaits_depth_check: bool,
 }
 
 /// How the snapshot at version `to` differs from the one at version `from`:
@@ -286,7 +290,27 @@ impl Store {
     /// re-stat let a concurrent append be claimed by a snapshot that lacks it,
     /// and writers trusting that file then reused sequence numbers.
     fn persist(&mut self, id: &str) -> Result<(), StoreError> {
-        self.persist_snapshot(id)
+        self.persist_snapshot(id, false)
+    }
+
+    /// Whether the last append or flush left the snapshot file unwritten
+    /// because the snapshot nests too deeply to write unchecked (see
+    /// [`snapshot_file::DEPTH_WITHOUT_CHECK`]): the caller has V8 stringify
+    /// it (which throws the old module's RangeError when it is too deep for
+    /// this thread), then calls [`Store::persist_checked`].
+    pub fn awaits_depth_check(&self, id: &str) -> bool {
+        self.sessions.get(id).is_some_and(|s| s.awaits_depth_check)
+    }
+
+    /// Writes the snapshot file left unwritten by [`Store::awaits_depth_check`],
+    /// once V8 has stringified the snapshot of `version`. Nothing to do when
+    /// the session has moved on since (its own write settled the file).
+    pub fn persist_checked(&mut self, id: &str, version: u64) -> Result<(), StoreError> {
+        let id = safe_session_id(id)?;
+        match self.sessions.get(id) {
+            Some(s) if s.awaits_depth_check && s.version == version => self.persist_snapshot(id, true),
+            _ => Ok(()),
+        }
     }
 
     /// `appendEvent` of an event the caller has already checked and
@@ -325,7 +349,7 @@ impl Store {
             self.ensure_current(id, after, false, Locking::AlreadyExclusive, host)?;
         }
         drop(file);
-        self.persist_snapshot(id)?;
+        self.persist_snapshot(id, false)?;
         Ok(self.view(id))
     }
 
@@ -378,15 +402,21 @@ impl Store {
         Ok(())
     }
 
-    fn persist_snapshot(&self, id: &str) -> Result<(), StoreError> {
+    fn persist_snapshot(&mut self, id: &str, depth_checked: bool) -> Result<(), StoreError> {
         let snapshot_path = self.snapshot_path(id);
-        let d = self.sessions[id].derived.as_ref().ok_or_else(state_missing)?;
+        let session = self.sessions.get_mut(id).ok_or_else(state_missing)?;
+        let d = session.derived.as_ref().ok_or_else(state_missing)?;
         // Only appends and flushes persist, and both work on the model.
         let Cached::Model(model) = &d.snapshot else { return Err(state_missing()) };
+        let Some(text) = snapshot_file::render(model, d.key.size, d.next_seq, depth_checked) else {
+            session.awaits_depth_check = true;
+            return Ok(());
+        };
+        session.awaits_depth_check = false;
         if self.durable {
-            snapshot_file::write_durable(&snapshot_path, model, d.key.size, d.next_seq)?;
+            snapshot_file::write_durable(&snapshot_path, &text)?;
         } else {
-            snapshot_file::write(&snapshot_path, model, d.key.size, d.next_seq)?;
+            snapshot_file::write(&snapshot_path, &text)?;
         }
         Ok(())
     }
@@ -516,6 +546,7 @@ impl Session {
         self.derived = Some(derived);
         self.version = NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.delta = None;
+        self.awaits_depth_check = false;
     }
 }
 
