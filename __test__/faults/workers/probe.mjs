@@ -112,6 +112,121 @@ const SCENARIOS = {
     const store = createLiveSessionStore({ cwd, sessionId: 'deep' });
     return { read: outcome(() => store.getSnapshot().mountedVariants.length) };
   },
+
+  /**
+   * A journal whose lines have no `ts` (so replaying it asks `Date.now()`)
+   * read while `Date.now` appends to the same session through a second
+   * store: JavaScript that takes the journal's lock while the read runs.
+   */
+  fakeDateAppends({ createLiveSessionStore }, { cwd }) {
+    writeJournal(cwd, 's', [1, 2, 3].map((seq) => `{"seq":${seq},"id":"s","type":"agent_phase","event":{"id":"s","type":"agent_phase","phase":"p${seq}"}}`));
+    const reader = createLiveSessionStore({ cwd, sessionId: 's' });
+    const writer = createLiveSessionStore({ cwd, sessionId: 's' });
+    const RealDate = Date;
+    let inner = null;
+    // The first look at the clock (`new Date()` in the old module,
+    // `Date.now()` here) appends; the append's own `new Date()` must not.
+    const tick = () => {
+      if (inner) return;
+      inner = 'pending';
+      inner = outcome(() => writer.appendEvent({ type: 'agent_phase', phase: 'from_the_clock' }).generationPhase);
+    };
+    globalThis.Date = class FakeDate extends RealDate {
+      constructor(...args) {
+        if (args.length === 0) tick();
+        super(...args);
+      }
+      static now() {
+        tick();
+        return RealDate.now();
+      }
+    };
+    const started = RealDate.now();
+    const read = outcome(() => reader.getSnapshot().generationPhase);
+    const ms = RealDate.now() - started;
+    globalThis.Date = RealDate;
+    const after = reader.getSnapshot().generationPhase;
+    return { read, inner, after, ms };
+  },
+
+  /** Getters and toJSON in an event that call the very store appending it. */
+  reentrantCallbacks({ createLiveSessionStore }, { cwd }) {
+    const store = createLiveSessionStore({ cwd, sessionId: 's' });
+    store.appendEvent({ type: 'generate', count: 2 });
+    const calls = [];
+    const results = [];
+    results.push(outcome(() => store.appendEvent({
+      type: 'agent_phase',
+      get phase() { calls.push(store.getSnapshot().phase); return 'from_a_getter'; },
+    }).generationPhase));
+    results.push(outcome(() => store.appendEvent({
+      type: 'checkpoint', revision: 1, phase: 'generating',
+      nested: { toJSON() { calls.push(store.appendEvent({ type: 'agent_phase', phase: 'from_toJSON' }).generationPhase); return 1; } },
+    }).phase));
+    results.push(outcome(() => store.appendEvent({
+      type: 'variant_mounted', variant: 1, missing: undefined,
+      nested: { get deep() { calls.push(store.listActiveSessions().length); return 2; } },
+    }).mountedVariants));
+    const lines = fs.readFileSync(path.join(sessions(cwd), 's.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).event);
+    return { results, calls, events: lines, final: store.getSnapshot() };
+  },
+
+  /** getSnapshot of a journal of `lines` distinct unparsable lines; peak memory. */
+  badLineStorm({ createLiveSessionStore }, { cwd, lines }) {
+    const bad = [];
+    for (let i = 0; i < lines; i++) bad.push(`{"seq":${i + 1},"id":"s","oops ${i}`);
+    writeJournal(cwd, 's', bad);
+    bad.length = 0;
+    const store = createLiveSessionStore({ cwd, sessionId: 's' });
+    const diagnostics = store.getSnapshot().diagnostics;
+    return { diagnostics: diagnostics.length, last: diagnostics[diagnostics.length - 1], maxRssKb: process.resourceUsage().maxRSS };
+  },
+
+  /**
+   * A worker terminated at a random moment of `flush()` on a journal whose
+   * replay needs V8 for every line (`ts` not in canonical form, unparsable
+   * lines), `rounds` times. Reports how the snapshot file ended: absent or
+   * exactly the file a complete flush writes.
+   */
+  async terminatedFlush({ createLiveSessionStore }, { cwd, rounds, lines }) {
+    const journal = [];
+    for (let i = 0; i < lines; i++) {
+      const ts = `2030-01-01T${String(Math.floor(i / 3600) % 24).padStart(2, '0')}:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}Z`;
+      journal.push(i % 10 === 9 ? `{"seq":${i + 1},"oops":${i}` : `{"seq":${i + 1},"id":"s","type":"agent_phase","ts":"${ts}","event":{"id":"s","type":"agent_phase","phase":"p${i}"}}`);
+    }
+    writeJournal(cwd, 's', journal);
+    const file = path.join(sessions(cwd), 's.snapshot.json');
+    const started = Date.now();
+    createLiveSessionStore({ cwd, sessionId: 's' }).flush();
+    const flushMs = Date.now() - started;
+    const expected = fs.readFileSync(file, 'utf8');
+    const ended = { absent: 0, complete: 0, wrong: 0 };
+    for (let r = 0; r < rounds; r++) {
+      fs.rmSync(file, { force: true });
+      const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { ...config, scenario: 'flushOnce', thread: 'worker' } });
+      // Spread over the flush and a little past it (a worker starts slower
+      // than a flush in a warm thread), so some rounds complete.
+      const delayMs = Math.round((r / rounds) * 2 * flushMs);
+      await new Promise((resolve) => {
+        worker.once('message', () => setTimeout(() => worker.terminate(), delayMs));
+        worker.once('exit', resolve);
+      });
+      const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+      if (text === null) ended.absent++;
+      else if (text === expected) ended.complete++;
+      else ended.wrong++;
+    }
+    return { ...ended, flushMs };
+  },
+
+  /** In a worker: says it is starting, then flushes. */
+  flushOnce({ createLiveSessionStore }, { cwd }) {
+    const store = createLiveSessionStore({ cwd, sessionId: 's' });
+    parentPort.postMessage('go');
+    store.flush();
+    parentPort.postMessage('done');
+    return null;
+  },
 };
 
 async function run() {
@@ -130,5 +245,6 @@ if (isMainThread && config.thread === 'worker') {
 } else if (isMainThread) {
   fs.writeSync(1, `${JSON.stringify({ result: await run() })}\n`);
 } else {
-  parentPort.postMessage(await run());
+  const result = await run();
+  if (result !== null) parentPort.postMessage(result);
 }

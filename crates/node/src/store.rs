@@ -10,13 +10,14 @@ use napi::bindgen_prelude::*;
 use napi::sys::{self, napi_value};
 use napi_derive::napi;
 use quiver_live_core::js::{json, Value};
+use quiver_live_core::session::answers::Answers;
 use quiver_live_core::session::snapshot_file::Cached;
-use quiver_live_core::session::store::{safe_session_id, Changed, NewEvent, Store, StoreError, View};
+use quiver_live_core::session::store::{safe_session_id, Changed, NewEvent, Store, StoreError};
 
 use crate::convert::{from_js, Payload};
 use crate::env::{unknown as raw, Js, JsResult};
 use crate::errors;
-use crate::host::NodeHost;
+use crate::host;
 
 #[napi(js_name = "Store")]
 pub struct NativeStore {
@@ -78,9 +79,7 @@ impl NativeStore {
             return Ok(-1.0);
         }
         let js = Js::new(env.raw());
-        let mut state = self.state(js)?;
-        let view = state.store.read(&id, true, &NodeHost { js });
-        Ok(version(js, view)?)
+        Ok(self.answered(js, |state, answers| state.store.read(&id, true, answers).map(|v| v.version as f64))?)
     }
 
     /// Re-derives the session from its journal and rewrites its snapshot
@@ -89,10 +88,8 @@ impl NativeStore {
     #[napi]
     pub fn flush(&self, env: Env, id: String) -> Result<(f64, bool)> {
         let js = Js::new(env.raw());
-        let mut state = self.state(js)?;
-        let view = state.store.flush(&id, &NodeHost { js });
-        let version = version(js, view)?;
-        Ok((version, state.store.awaits_depth_check(&id)))
+        let version = self.answered(js, |state, answers| state.store.flush(&id, answers).map(|v| v.version as f64))?;
+        Ok((version, self.state(js)?.store.awaits_depth_check(&id)))
     }
 
     /// Writes the snapshot file of `version`, which an append or a flush
@@ -121,7 +118,8 @@ impl NativeStore {
         let ts = from_js(js, ts.raw(), &mut found)?;
         let mut state = self.state(js)?;
         let (value, ts) = state.keep(js, found, value, ts)?;
-        Ok(raw(env, state.append(js, &id, NewEvent { value, ts, entry }, base)?))
+        drop(state);
+        Ok(raw(env, self.append_event(js, &id, NewEvent { value, ts, entry }, base)?))
     }
 
     /// [`NativeStore::append`] for an event whose JSON text says all of it
@@ -135,8 +133,7 @@ impl NativeStore {
         };
         let value = parsed.remove("event").unwrap_or(Value::Undefined);
         let ts = parsed.remove("ts").unwrap_or(Value::Undefined);
-        let mut state = self.state(js)?;
-        Ok(raw(env, state.append(js, &id, NewEvent { value, ts, entry }, base)?))
+        Ok(raw(env, self.append_event(js, &id, NewEvent { value, ts, entry }, base)?))
     }
 
     /// The session's current snapshot for `JSON.parse`: its text, or
@@ -155,32 +152,60 @@ impl NativeStore {
     #[napi]
     pub fn read_all(&self, env: Env) -> Result<(Vec<String>, Vec<f64>)> {
         let js = Js::new(env.raw());
-        let mut state = self.state(js)?;
-        let all = state.store.read_all(&NodeHost { js }).map_err(|e| errors::throw_store(js, &e))?;
+        let all = self.answered(js, |state, answers| state.store.read_all(answers))?;
         Ok(all.into_iter().map(|(id, version)| (id, version as f64)).unzip())
     }
 }
 
+/// How many times an operation is run again with new answers from V8 before
+/// it gives up: each run asks only what the journal's lines added since the
+/// run before need, so only a peer appending lines that need V8 as fast as
+/// this reads them gets this far.
+const ATTEMPTS: usize = 16;
+
 impl NativeStore {
-    /// The state, or a thrown error when a JS callback the store made (a
-    /// fake clock) calls back into it.
+    /// The state, or a thrown error when JS the store's caller runs inside
+    /// an operation (none does: see [`NativeStore::answered`]) calls it.
     fn state(&self, js: Js) -> JsResult<RefMut<'_, State>> {
         self.state.try_borrow_mut().map_err(|_| errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: store re-entered during an operation"))
     }
-}
 
-fn version(js: Js, view: std::result::Result<View<'_>, StoreError>) -> JsResult<f64> {
-    view.map(|v| v.version as f64).map_err(|e| errors::throw_store(js, &e))
+    /// Runs a store operation, which never runs JavaScript: when it needs
+    /// answers from V8 it stops without keeping or writing anything, and
+    /// they are asked here, with no lock held and the state released, before
+    /// it runs again.
+    fn answered<T>(&self, js: Js, mut op: impl FnMut(&mut State, &Answers) -> std::result::Result<T, StoreError>) -> JsResult<T> {
+        let mut answers = Answers::default();
+        for _ in 0..ATTEMPTS {
+            let outcome = {
+                let mut state = self.state(js)?;
+                op(&mut state, &answers)
+            };
+            match outcome {
+                Err(StoreError::Unanswered) => host::answer(js, &mut answers)?,
+                other => return other.map_err(|e| errors::throw_store(js, &e)),
+            }
+        }
+        Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the journal kept changing while it was read; nothing was written"))
+    }
+
+    /// Appends, and returns `[version, payload against base, awaits a
+    /// depth check]`. Once the line is written the event is gone, and a
+    /// run that still needs answers finishes as a flush, which derives the
+    /// same state from the journal and writes the snapshot file.
+    fn append_event(&self, js: Js, id: &str, event: NewEvent, base: f64) -> JsResult<napi_value> {
+        let mut event = Some(event);
+        let version = self.answered(js, |state, answers| {
+            let view = if event.is_some() { state.store.append(id, &mut event, answers) } else { state.store.flush(id, answers) };
+            view.map(|v| v.version as f64)
+        })?;
+        let state = self.state(js)?;
+        let deep = state.store.awaits_depth_check(id);
+        js.array(&[js.number(version)?, state.payload_for(js, id, base)?, js.boolean(deep)?])
+    }
 }
 
 impl State {
-    fn append(&mut self, js: Js, id: &str, event: NewEvent, base: f64) -> JsResult<napi_value> {
-        let appended = self.store.append(id, event, &NodeHost { js });
-        let version = version(js, appended)?;
-        let deep = self.store.awaits_depth_check(id);
-        js.array(&[js.number(version)?, self.payload_for(js, id, base)?, js.boolean(deep)?])
-    }
-
     /// The session's current snapshot for `JSON.parse`, as
     /// [`NativeStore::snapshot`] describes it.
     fn payload_for(&self, js: Js, id: &str, base: f64) -> JsResult<napi_value> {

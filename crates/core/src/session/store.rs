@@ -33,6 +33,10 @@ pub enum StoreError {
     Fs(FsError),
     /// The host (JavaScript) threw; its exception is the one to report.
     Thrown,
+    /// The operation needs answers from JavaScript it was not given (see
+    /// [`crate::session::answers`]); nothing derived from its placeholders
+    /// was kept or written. Ask, then run it again.
+    Unanswered,
 }
 
 impl From<FsError> for StoreError {
@@ -47,6 +51,7 @@ impl std::fmt::Display for StoreError {
             StoreError::Message(m) | StoreError::Type(m) => f.write_str(m),
             StoreError::Fs(e) => e.fmt(f),
             StoreError::Thrown => f.write_str("the host threw an exception"),
+            StoreError::Unanswered => f.write_str("questions for the host are open"),
         }
     }
 }
@@ -252,6 +257,12 @@ impl Store {
             }
         }
         let replay = replay_current(session, &key.path, &jsid, locking, host)?;
+        if host.unanswered() {
+            // Built on placeholders: dropped, and the cached state stays as
+            // it was (keyed on the old journal, so it is not mistaken for
+            // current).
+            return Err(StoreError::Unanswered);
+        }
         let visible = Cached::Model(Box::new(replay.visible()));
         // The state describes the bytes replayed, which may be more than the
         // stat saw if a writer appended in between: key it (and any snapshot
@@ -314,8 +325,12 @@ impl Store {
     }
 
     /// `appendEvent` of an event the caller has already checked and
-    /// normalized (see [`NewEvent`]).
-    pub fn append(&mut self, id: &str, event: NewEvent, host: &dyn Host) -> Result<View<'_>, StoreError> {
+    /// normalized (see [`NewEvent`]). The event is taken once its line is
+    /// written: after [`StoreError::Unanswered`] it is still there when the
+    /// line is not, and when it is gone the line is in the journal and the
+    /// caller finishes with a [`Store::flush`] (which derives the session
+    /// from the journal and writes the snapshot file, as the append would).
+    pub fn append(&mut self, id: &str, event: &mut Option<NewEvent>, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let primary = self.journal_path(id);
         let (file, meta, created) = self.lock_journal(id, &primary)?;
@@ -327,7 +342,7 @@ impl Store {
         let seq = derived.map_or(1.0, |d| d.next_seq);
         let known_clean = derived.is_some_and(|d| d.clean_tail && d.key == before);
         let torn = !known_clean && !journal::ends_with_newline(&file, before.size as u64).at("read", &primary)?;
-        let line = entry_line(seq, &event, torn)?;
+        let line = entry_line(seq, event.as_ref().ok_or_else(state_missing)?, torn)?;
         #[cfg(test)]
         if let Some(hook) = &self.before_write {
             hook();
@@ -337,7 +352,7 @@ impl Store {
             sync_journal(&file, &primary, created)?;
         }
 
-        let entry = entry_value(seq, id, event);
+        let entry = entry_value(seq, id, event.take().ok_or_else(state_missing)?);
         let after = FileKey::from_info(&primary, &sys::FileInfo::of(&file).at("fstat", &primary)?);
         self.apply_own_append(id, &entry, after.clone(), host)?;
         if after.size != before.size + line.len() as i64 {
@@ -386,7 +401,14 @@ impl Store {
             return Err(state_missing());
         };
         model.clear_changes();
-        if let Err(message) = apply_event(model, entry, host) {
+        let applied = apply_event(model, entry, host);
+        if host.unanswered() {
+            // The line is in the journal; the state built on placeholders
+            // is dropped, and the caller derives it from the journal.
+            session.replay = None;
+            return Err(StoreError::Unanswered);
+        }
+        if let Err(message) = applied {
             // The line is in the journal; like the old module, report the
             // TypeError and let the next read re-derive from the journal.
             session.replay = None;
@@ -707,8 +729,8 @@ mod tests {
         let root = temp_root("append");
         let host = TestHost(1_893_456_000_000.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s"}"#), &host).unwrap();
-        let v = store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s"}"#)), &host).unwrap();
+        let v = store.append("s", &mut Some(event(r#"{"type":"agent_done","id":"s"}"#)), &host).unwrap();
         assert_eq!(model(v.snapshot).get(crate::session::schema::Field::Phase).as_js_str().map(JsStr::to_lossy).as_deref(), Some("variants_ready"));
         let journal = fs::read_to_string(store.journal_path("s")).unwrap();
         assert_eq!(
@@ -725,7 +747,7 @@ mod tests {
         let root = temp_root("tail");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s"}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s"}"#)), &host).unwrap();
         let path = store.journal_path("s");
         // Another writer: a corrupt line, a good line and a stale checkpoint.
         append_raw(&path, "{oops\n");
@@ -748,10 +770,10 @@ mod tests {
         let root = temp_root("torn");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s"}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s"}"#)), &host).unwrap();
         append_raw(&store.journal_path("s"), r#"{"seq":2,"id":"s","type":"agent_do"#);
-        store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), &host).unwrap();
-        store.append("s", event(r#"{"type":"variant_mounted","variant":1,"id":"s"}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"agent_done","id":"s"}"#)), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"variant_mounted","variant":1,"id":"s"}"#)), &host).unwrap();
         let replay = journal::replay_file(&store.journal_path("s"), &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
         let s = text(&Cached::Model(Box::new(replay.visible())));
         assert!(s.contains(r#""renderState":"mounted""#), "{s}");
@@ -764,7 +786,7 @@ mod tests {
         let root = temp_root("hydrate");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":2}"#)), &host).unwrap();
         // A snapshot file that claims the current size is believed as is...
         let snap_path = store.snapshot_path("s");
         let doctored = fs::read_to_string(&snap_path).unwrap().replace("\"expectedVariants\": 2", "\"expectedVariants\": 7");
@@ -784,7 +806,7 @@ mod tests {
         let root = temp_root("text");
         let host = TestHost(1_893_456_000_000.0);
         let mut writer = Store::open(&root, false).unwrap();
-        writer.append("s", event(r#"{"type":"generate","id":"s","count":2,"prompt":"é \"q\" \u2028"}"#), &host).unwrap();
+        writer.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":2,"prompt":"é \"q\" \u2028"}"#)), &host).unwrap();
         let want = text(writer.read("s", false, &host).unwrap().snapshot);
         let mut fresh = Store::open(&root, false).unwrap();
         let got = fresh.read("s", true, &host).unwrap().snapshot;
@@ -794,7 +816,7 @@ mod tests {
         let mut flusher = Store::open(&root, false).unwrap();
         assert!(matches!(flusher.read("s", true, &host).unwrap().snapshot, Cached::Text(_)));
         assert_eq!(text(flusher.flush("s", &host).unwrap().snapshot), want, "flush writes from the model");
-        let after = fresh.append("s", event(r#"{"type":"agent_done","id":"s"}"#), &host).unwrap();
+        let after = fresh.append("s", &mut Some(event(r#"{"type":"agent_done","id":"s"}"#)), &host).unwrap();
         assert!(matches!(after.snapshot, Cached::Model(_)));
         let again = text(after.snapshot);
         let mut replayed = Store::open(&root, false).unwrap();
@@ -808,7 +830,7 @@ mod tests {
         let root = temp_root("unusual");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":2}"#)), &host).unwrap();
         let snap_path = store.snapshot_path("s");
         let original = fs::read_to_string(&snap_path).unwrap();
         let variants = [
@@ -848,15 +870,15 @@ mod tests {
         let root = temp_root("closed");
         let host = TestHost(1_893_456_000_000.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":3}"#), &host).unwrap();
-        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":1}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":3}"#)), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"variant_mounted","id":"s","variant":1}"#)), &host).unwrap();
         let (journal, snapshot) = (store.journal_path("s"), store.snapshot_path("s"));
         assert_eq!((descriptors_open_on(&journal), descriptors_open_on(&snapshot)), (0, 0), "after appends");
         store.flush("s", &host).unwrap();
         assert_eq!((descriptors_open_on(&journal), descriptors_open_on(&snapshot)), (0, 0), "after a flush");
         fs::remove_file(&journal).unwrap();
         fs::remove_file(&snapshot).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":2}"#)), &host).unwrap();
         assert_snapshot_file_current(&mut store, "s", &host);
         let _ = fs::remove_dir_all(&root);
     }
@@ -867,7 +889,7 @@ mod tests {
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
         for bad in ["../x", "a/b", "", "a\0b", &"x".repeat(129)] {
-            let err = store.append(bad, event(r#"{"type":"x"}"#), &host).err().unwrap();
+            let err = store.append(bad, &mut Some(event(r#"{"type":"x"}"#)), &host).err().unwrap();
             assert_eq!(err.to_string(), format!("invalid session id: {}", bad));
         }
         assert!(store.list_ids().unwrap().is_empty());
@@ -881,7 +903,7 @@ mod tests {
         let root = temp_root("race");
         let host = TestHost(1_893_456_000_000.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":3}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":3}"#)), &host).unwrap();
         let journal = store.journal_path("s");
         let fired = std::rc::Rc::new(std::cell::Cell::new(false));
         let seen = fired.clone();
@@ -890,7 +912,7 @@ mod tests {
                 append_raw(&journal, "{\"seq\":2,\"id\":\"s\",\"type\":\"variant_mounted\",\"ts\":\"2030-01-01T00:00:01.000Z\",\"event\":{\"type\":\"variant_mounted\",\"id\":\"s\",\"variant\":2}}\n");
             }
         }));
-        let got = text(store.append("s", event(r#"{"type":"agent_phase","id":"s","phase":"picked_up"}"#), &host).unwrap().snapshot);
+        let got = text(store.append("s", &mut Some(event(r#"{"type":"agent_phase","id":"s","phase":"picked_up"}"#)), &host).unwrap().snapshot);
         assert!(fired.get(), "the foreign line went in mid-append");
         assert!(got.contains(r#""mountedVariants":[2]"#), "the foreign event is in the returned snapshot: {got}");
         let journal_len = fs::metadata(store.journal_path("s")).unwrap().len();
