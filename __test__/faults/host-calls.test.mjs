@@ -67,3 +67,11 @@ test('a journal of many bad lines replays under --max-old-space-size=128', async
   const ratio = got.maxRssKb / want.maxRssKb;
   figure(`${lines.toLocaleString('en-US')} bad lines: peak RSS ${Math.round(got.maxRssKb / 1024)} MB, old module ${Math.round(want.maxRssKb / 1024)} MB (${ratio.toFixed(2)}x)`);
 });
+
+test('functions kept for events are released once no snapshot holds them: the heap stays flat', async () => {
+  const appends = 20_000;
+  const got = await probe({ scenario: 'keptRelease', impl: 'native', appends }, { nodeArgs: ['--expose-gc'] });
+  assert.equal(got.lastHasFunction, true, 'the current snapshot still hands back its function');
+  assert.ok(got.growthMb < 10, `heap grew ${got.growthMb.toFixed(1)} MB over ${appends * 0.9} appends`);
+  figure(`${appends.toLocaleString('en-US')} appends of events carrying a function: heap grew ${got.growthMb.toFixed(1)} MB after the first tenth`);
+});

@@ -227,6 +227,28 @@ const SCENARIOS = {
     parentPort.postMessage('done');
     return null;
   },
+
+  /**
+   * `appends` appends of events carrying a fresh function (held by
+   * reference while a snapshot shows it), the heap measured after a GC at
+   * a tenth of them and at the end. Run with --expose-gc.
+   */
+  keptRelease({ createLiveSessionStore }, { cwd, appends }) {
+    const store = createLiveSessionStore({ cwd, sessionId: 's' });
+    const heap = () => {
+      globalThis.gc();
+      return process.memoryUsage().heapUsed;
+    };
+    let early = 0;
+    for (let i = 0; i < appends; i++) {
+      const payload = new Array(1_000).fill(i);
+      const snap = store.appendEvent({ type: i % 2 ? 'generate' : 'agent_phase', phase: `p${i % 50}`, onDone: () => payload });
+      if (i % 2 && snap.pendingEvent.onDone() !== payload) throw new Error(`append ${i}: the snapshot lost its function`);
+      if (i === Math.floor(appends / 10)) early = heap();
+    }
+    const last = store.getSnapshot();
+    return { growthMb: (heap() - early) / 2 ** 20, lastHasFunction: typeof last.pendingEvent.onDone === 'function' };
+  },
 };
 
 async function run() {

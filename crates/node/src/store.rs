@@ -29,15 +29,22 @@ pub struct NativeStore {
 struct State {
     store: Store,
     /// Values only V8 can hold (functions, symbols) found in events, which
-    /// snapshots name by index (`Value::Host`).
-    kept: Vec<sys::napi_ref>,
+    /// snapshots name by index (`Value::Host`); `None` once released, its
+    /// index free for reuse.
+    kept: Vec<Option<sys::napi_ref>>,
+    free: Vec<u32>,
+    /// How many were held after the last sweep (see [`State::sweep_kept`]).
+    held_after_sweep: usize,
     env: sys::napi_env,
 }
+
+/// The fewest values held before a sweep looks for unreferenced ones.
+const SWEEP_FLOOR: usize = 64;
 
 impl Drop for State {
     fn drop(&mut self) {
         let js = Js::new(self.env);
-        for r in self.kept.drain(..) {
+        for r in self.kept.drain(..).flatten() {
             js.delete_reference(r);
         }
     }
@@ -51,7 +58,7 @@ impl NativeStore {
         let js = Js::new(env.raw());
         let store = Store::open(Path::new(&project_root), durable).map_err(|e| errors::throw_fs(js, &e))?;
         let (root_dir, legacy_root_dir) = (store.root_dir.to_string_lossy().into_owned(), store.legacy_root_dir.to_string_lossy().into_owned());
-        Ok(NativeStore { state: RefCell::new(State { store, kept: Vec::new(), env: env.raw() }), root_dir, legacy_root_dir })
+        Ok(NativeStore { state: RefCell::new(State { store, kept: Vec::new(), free: Vec::new(), held_after_sweep: 0, env: env.raw() }), root_dir, legacy_root_dir })
     }
 
     #[napi(getter)]
@@ -199,9 +206,11 @@ impl NativeStore {
             let view = if event.is_some() { state.store.append(id, &mut event, answers) } else { state.store.flush(id, answers) };
             view.map(|v| v.version as f64)
         })?;
-        let state = self.state(js)?;
+        let mut state = self.state(js)?;
         let deep = state.store.awaits_depth_check(id);
-        js.array(&[js.number(version)?, state.payload_for(js, id, base)?, js.boolean(deep)?])
+        let result = js.array(&[js.number(version)?, state.payload_for(js, id, base)?, js.boolean(deep)?])?;
+        state.sweep_kept(js);
+        Ok(result)
     }
 }
 
@@ -219,19 +228,59 @@ impl State {
         }
     }
 
-    /// Holds the values `found` by reference for as long as the store
-    /// lives, renumbering the handles in `value` and `ts` to match.
+    /// Holds the values `found` by reference until no snapshot names them
+    /// (see [`State::sweep_kept`]), renumbering the handles in `value` and
+    /// `ts` to their places.
     fn keep(&mut self, js: Js, found: Vec<napi_value>, mut value: Value, mut ts: Value) -> JsResult<(Value, Value)> {
         if found.is_empty() {
             return Ok((value, ts));
         }
-        let base = self.kept.len() as u32;
+        let mut places = Vec::with_capacity(found.len());
         for v in found {
-            self.kept.push(js.reference(v)?);
+            let r = Some(js.reference(v)?);
+            let place = match self.free.pop() {
+                Some(i) => {
+                    self.kept[i as usize] = r;
+                    i
+                }
+                None => {
+                    self.kept.push(r);
+                    (self.kept.len() - 1) as u32
+                }
+            };
+            places.push(place);
         }
-        renumber(&mut value, base);
-        renumber(&mut ts, base);
+        renumber(&mut value, &places);
+        renumber(&mut ts, &places);
         Ok((value, ts))
+    }
+
+    /// Releases the kept values no cached snapshot names any more (the
+    /// event that held one was replaced, or re-derived from the journal,
+    /// whose JSON has none). It walks every snapshot, so it runs only once
+    /// as many values are held as after the last sweep doubled: constant
+    /// time per value kept, and a store appending events that carry
+    /// functions holds only those its snapshots show.
+    fn sweep_kept(&mut self, js: Js) {
+        let held = self.kept.len() - self.free.len();
+        if held < SWEEP_FLOOR.max(2 * self.held_after_sweep) {
+            return;
+        }
+        let mut named = vec![false; self.kept.len()];
+        self.store.host_handles(&mut |h| {
+            if let Some(n) = named.get_mut(h as usize) {
+                *n = true;
+            }
+        });
+        for (i, slot) in self.kept.iter_mut().enumerate() {
+            if !named[i] {
+                if let Some(r) = slot.take() {
+                    js.delete_reference(r);
+                    self.free.push(i as u32);
+                }
+            }
+        }
+        self.held_after_sweep = self.kept.len() - self.free.len();
     }
 
     fn payload(&self, js: Js, kind: u32, p: &Payload) -> JsResult<napi_value> {
@@ -240,7 +289,7 @@ impl State {
         if kind == 0 && patches.is_none() {
             return Ok(text);
         }
-        let kept = p.kept.iter().map(|&h| self.kept.get(h as usize).map_or_else(|| js.undefined(), |r| js.referenced(*r))).collect::<JsResult<Vec<_>>>()?;
+        let kept = p.kept.iter().map(|&h| self.kept.get(h as usize).copied().flatten().map_or_else(|| js.undefined(), |r| js.referenced(r))).collect::<JsResult<Vec<_>>>()?;
         let patches = match patches {
             Some(p) => js.string(&p)?,
             None => js.null()?,
@@ -249,12 +298,12 @@ impl State {
     }
 }
 
-/// Adds `base` to every `Value::Host` handle in `v`.
-fn renumber(v: &mut Value, base: u32) {
+/// Replaces every `Value::Host(i)` in `v` by `Value::Host(places[i])`.
+fn renumber(v: &mut Value, places: &[u32]) {
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
         match v {
-            Value::Host(h) => *h += base,
+            Value::Host(h) => *h = places[*h as usize],
             Value::Array(items) => stack.extend(items.iter_mut()),
             Value::Object(o) => stack.extend(o.values_mut()),
             _ => {}

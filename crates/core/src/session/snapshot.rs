@@ -115,6 +115,12 @@ impl Snapshot {
     }
 
     /// The members in the order JS gives them.
+    /// Every value built so far, in no particular order: what a field
+    /// still held as JSON text is skipped (it cannot hold a host value).
+    pub fn built_values(&self) -> impl Iterator<Item = &Value> {
+        self.fields.iter().filter_map(Slot::built).chain(self.others.iter().map(|(_, v)| v))
+    }
+
     pub fn members(&self) -> impl Iterator<Item = (&JsStr, &Value)> {
         let leading = self.others.iter().take_while(|(k, _)| array_index(k).is_some()).count();
         let indices = self.others.iter().take(leading);

@@ -532,6 +532,30 @@ impl Store {
         self.sessions.get(id)?.delta.as_ref().filter(|d| d.to == self.sessions[id].version)
     }
 
+    /// Calls `found` with every `Value::Host` handle the cached snapshots
+    /// hold (once or more each), so a binding can release the host values
+    /// no snapshot names any more. Replays never hold one: they come from
+    /// the journal's JSON.
+    pub fn host_handles(&self, found: &mut dyn FnMut(u32)) {
+        let mut stack: Vec<&Value> = Vec::new();
+        for session in self.sessions.values() {
+            if let Some(Derived { snapshot: Cached::Model(model), .. }) = &session.derived {
+                stack.extend(model.built_values());
+            }
+            while let Some(v) = stack.pop() {
+                match v {
+                    Value::Host(h) => found(*h),
+                    Value::Array(items) => stack.extend(items.iter()),
+                    Value::Object(o) => {
+                        stack.extend(o.iter().map(|(_, v)| v));
+                        stack.extend(o.proto());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
     /// The snapshot last derived for a session, without checking the journal.
     pub fn current(&self, id: &str) -> Option<&Cached> {
         self.sessions.get(id)?.derived.as_ref().map(|d| &d.snapshot)
