@@ -12,7 +12,6 @@
 //! Windows), the new text goes to a staged file that is renamed over the old
 //! one.
 
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
@@ -89,7 +88,7 @@ pub fn write_durable(path: &Path, text: &str) -> Result<(), FsError> {
 /// `Ok(false)` when that does not apply (no file yet, or the lease refused)
 /// and the caller must stage and rename instead.
 fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
-    let Ok(file) = OpenOptions::new().write(true).open(path) else { return Ok(false) };
+    let Ok(file) = sys::open_to_rewrite(path) else { return Ok(false) };
     let Ok(_lease) = sys::write_lease(&file) else { return Ok(false) };
     let m = sys::FileInfo::of(&file).at("fstat", path)?;
     if !m.is_file {

@@ -176,6 +176,9 @@ impl Store {
         let root_dir = project_root.join(".impeccable").join("live").join("sessions");
         let legacy_root_dir = project_root.join(".impeccable-live").join("sessions");
         mkdir_all(&root_dir)?;
+        // A writer killed between staging a snapshot file and renaming it
+        // over leaves the staged file; nothing else would ever remove it.
+        sys::remove_stale_staged(&root_dir);
         Ok(Store {
             root_dir,
             legacy_root_dir,

@@ -75,6 +75,12 @@ pub(crate) fn create_new(path: &Path) -> io::Result<File> {
     OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_NOFOLLOW).open(path)
 }
 
+/// An existing file opened for writing, never through a symlink
+/// (`O_NOFOLLOW`: a link at the name fails with ELOOP).
+pub(crate) fn open_to_rewrite(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW).open(path)
+}
+
 /// `rename(2)` replaces the target atomically; readers that have the old file
 /// open keep reading it.
 pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {

@@ -198,6 +198,13 @@ pub(crate) fn create_new(path: &Path) -> io::Result<File> {
     OpenOptions::new().write(true).create_new(true).open(path)
 }
 
+/// An existing file opened for writing. A symlink is followed: nothing is
+/// rewritten in place on Windows (the write lease is always refused), so a
+/// file opened here is only ever closed again.
+pub(crate) fn open_to_rewrite(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).open(path)
+}
+
 /// How often a rename over a busy target is tried before giving up.
 const RENAME_ATTEMPTS: u32 = 10;
 
