@@ -94,11 +94,23 @@ fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
     if !m.is_file {
         return Ok(false);
     }
-    sys::write_all_at(&file, bytes, 0).at("write", path)?;
-    if m.len > bytes.len() as u64 {
-        file.set_len(bytes.len() as u64).at("ftruncate", path)?;
+    let written = sys::write_all_at(&file, bytes, 0).at("write", path).and_then(|()| {
+        if m.len > bytes.len() as u64 {
+            file.set_len(bytes.len() as u64).at("ftruncate", path)?;
+        }
+        Ok(())
+    });
+    if written.is_err() {
+        // Part of the new text now lies over the old (a disk that filled
+        // while the file grew): no reader may see it. Still under the lease,
+        // so nobody has it open; removed, readers of either module replay
+        // the journal, as they do when there is no snapshot file. Only if
+        // the path still names this file (a rename may have replaced it).
+        if sys::FileInfo::of_path(path).is_ok_and(|now| now.id == m.id) {
+            let _ = std::fs::remove_file(path);
+        }
     }
-    Ok(true)
+    written.map(|()| true)
 }
 
 
