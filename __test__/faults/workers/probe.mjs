@@ -249,6 +249,36 @@ const SCENARIOS = {
     const last = store.getSnapshot();
     return { growthMb: (heap() - early) / 2 ** 20, lastHasFunction: typeof last.pendingEvent.onDone === 'function' };
   },
+
+  /**
+   * `appends` appends and as many reads of a session whose journal lock a
+   * stopped process holds; how long each took and what landed.
+   */
+  stuckLockHolder({ createLiveSessionStore }, { cwd, appends }) {
+    const store = createLiveSessionStore({ cwd, sessionId: 's' });
+    const timings = [];
+    const outcomes = [];
+    for (let i = 0; i < appends; i++) {
+      let t = Date.now();
+      outcomes.push(outcome(() => store.appendEvent({ type: 'variant_mounted', variant: i + 1 }).mountedVariants.length));
+      const appendMs = Date.now() - t;
+      t = Date.now();
+      createLiveSessionStore({ cwd, sessionId: 's' }).getSnapshot();
+      timings.push({ appendMs, freshReadMs: Date.now() - t });
+    }
+    const seqs = fs.readFileSync(path.join(sessions(cwd), 's.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l).seq);
+    return { outcomes, timings, seqs };
+  },
+
+  /** Reads and appends to a session whose snapshot file a stopped process holds a write lease on. */
+  stuckLeaseHolder({ createLiveSessionStore }, { cwd }) {
+    let t = Date.now();
+    const read = outcome(() => createLiveSessionStore({ cwd, sessionId: 's' }).getSnapshot().mountedVariants);
+    const readMs = Date.now() - t;
+    t = Date.now();
+    const append = outcome(() => createLiveSessionStore({ cwd, sessionId: 's' }).appendEvent({ type: 'variant_mounted', variant: 9 }).mountedVariants);
+    return { read, readMs, append, appendMs: Date.now() - t };
+  },
 };
 
 async function run() {

@@ -256,11 +256,12 @@ const READER_PATIENCE_MS: u64 = 200;
 
 /// Whether a replay must take the shared lock: not when the caller already
 /// holds the exclusive one (a second descriptor of the same process would
-/// wait for itself).
+/// wait for itself), nor when a writer is known to be stuck holding it.
 #[derive(Clone, Copy, PartialEq)]
 pub enum Locking {
     TakeShared,
     AlreadyExclusive,
+    Unlocked,
 }
 
 /// The journal opened for reading, with the shared lock when asked for;
@@ -273,7 +274,7 @@ fn open_for_replay(path: &Path, locking: Locking) -> Result<Option<(File, Option
     };
     let shared = match locking {
         Locking::TakeShared => sys::lock_shared(&file, Duration::from_millis(READER_PATIENCE_MS)),
-        Locking::AlreadyExclusive => None,
+        Locking::AlreadyExclusive | Locking::Unlocked => None,
     };
     Ok(Some((file, shared)))
 }

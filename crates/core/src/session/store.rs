@@ -10,7 +10,7 @@
 //! replay. Appends are serialized across processes with an advisory lock on
 //! the journal, so two writers never take the same sequence number.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -57,9 +57,32 @@ impl std::fmt::Display for StoreError {
 }
 
 /// How long an append waits for another writer's lock on the journal. An
-/// append holds it for microseconds; a holder stuck longer (a stopped
-/// process) fails the append with ETIMEDOUT instead of hanging the caller.
-const JOURNAL_LOCK_PATIENCE: Duration = Duration::from_secs(10);
+/// append holds it for microseconds (a durable one for an fsync). A holder
+/// that keeps it longer is stopped (SIGSTOP, Ctrl-Z, a frozen cgroup) or
+/// hung: the append then goes ahead without the lock, as the old module's
+/// appends always do, and the store remembers the journal as stuck so that
+/// its next appends and reads do not wait again until they get the lock.
+/// Nothing is lost: the stopped writer appends (O_APPEND) when it resumes,
+/// and a line that lands between this append's stat and its write is
+/// caught by the size check below; the cost is at worst one duplicate `seq`,
+/// what every unlocked append of the old module risks. See RELIABILITY.md.
+const JOURNAL_LOCK_PATIENCE: Duration = Duration::from_secs(2);
+
+/// The journal an append writes: locked, or (its holder stuck) not.
+enum JournalFile {
+    Locked(LockedFile),
+    Unlocked(File),
+}
+
+impl std::ops::Deref for JournalFile {
+    type Target = File;
+    fn deref(&self) -> &File {
+        match self {
+            JournalFile::Locked(f) => f,
+            JournalFile::Unlocked(f) => f,
+        }
+    }
+}
 
 /// Session ids become file names, so anything that could leave the sessions
 /// directory (`..`, separators, NUL) is refused before it reaches a path.
@@ -146,6 +169,9 @@ pub struct Store {
     /// append returns.
     pub durable: bool,
     sessions: HashMap<String, Session>,
+    /// Journals whose lock a holder kept past [`JOURNAL_LOCK_PATIENCE`]:
+    /// tried once, not waited for, until the lock is had again.
+    stuck: HashSet<PathBuf>,
     /// Runs inside `append` between the journal's `fstat` and the write: a
     /// test's stand-in for a writer that takes no lock.
     #[cfg(test)]
@@ -184,6 +210,7 @@ impl Store {
             legacy_root_dir,
             durable,
             sessions: HashMap::new(),
+            stuck: HashSet::new(),
             #[cfg(test)]
             before_write: None,
         })
@@ -226,7 +253,8 @@ impl Store {
     pub fn read(&mut self, id: &str, allow_snapshot_file: bool, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let key = self.readable_journal_key(id);
-        self.ensure_current(id, key, allow_snapshot_file, Locking::TakeShared, host)?;
+        let locking = self.read_locking(&key.path);
+        self.ensure_current(id, key, allow_snapshot_file, locking, host)?;
         Ok(self.view(id))
     }
 
@@ -293,8 +321,9 @@ impl Store {
     pub fn flush(&mut self, id: &str, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let key = self.readable_journal_key(id);
-        self.ensure_current(id, key.clone(), false, Locking::TakeShared, host)?;
-        self.ensure_model(id, &key, Locking::TakeShared, host)?;
+        let locking = self.read_locking(&key.path);
+        self.ensure_current(id, key.clone(), false, locking, host)?;
+        self.ensure_model(id, &key, locking, host)?;
         self.persist(id)?;
         Ok(self.view(id))
     }
@@ -371,19 +400,41 @@ impl Store {
         Ok(self.view(id))
     }
 
-    /// The session's journal, exclusively locked, with its metadata; true
-    /// when this call created it.
-    fn lock_journal(&mut self, id: &str, primary: &Path) -> Result<(LockedFile, sys::FileInfo, bool), StoreError> {
-        let (file, created) = match open_existing_journal(primary)? {
-            Some(file) => (file, false),
-            None => {
-                self.adopt_legacy_journal(id, primary)?;
-                open_journal(primary)?
-            }
+    /// The session's journal, exclusively locked unless its holder is
+    /// stuck (see [`JOURNAL_LOCK_PATIENCE`]), with its metadata; true when
+    /// this call created it.
+    fn lock_journal(&mut self, id: &str, primary: &Path) -> Result<(JournalFile, sys::FileInfo, bool), StoreError> {
+        let open = |store: &mut Store| -> Result<(File, bool), StoreError> {
+            Ok(match open_existing_journal(primary)? {
+                Some(file) => (file, false),
+                None => {
+                    store.adopt_legacy_journal(id, primary)?;
+                    open_journal(primary)?
+                }
+            })
         };
-        let locked = sys::lock_exclusive(file, primary, JOURNAL_LOCK_PATIENCE)?;
-        let meta = sys::FileInfo::of(&locked).at("fstat", primary)?;
-        Ok((locked, meta, created))
+        let (file, created) = open(self)?;
+        let patience = if self.stuck.contains(primary) { Duration::ZERO } else { JOURNAL_LOCK_PATIENCE };
+        let journal = match sys::lock_exclusive(file, primary, patience) {
+            Ok(locked) => {
+                self.stuck.remove(primary);
+                JournalFile::Locked(locked)
+            }
+            Err(e) if e.is_timed_out() => {
+                self.stuck.insert(primary.to_path_buf());
+                // The wait closed the file: open it again, unlocked.
+                JournalFile::Unlocked(open(self)?.0)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let meta = sys::FileInfo::of(&journal).at("fstat", primary)?;
+        Ok((journal, meta, created))
+    }
+
+    /// How a read replays `journal`: under a shared lock, unless a writer
+    /// holding it is known to be stuck (see [`JOURNAL_LOCK_PATIENCE`]).
+    fn read_locking(&self, journal: &Path) -> Locking {
+        if self.stuck.contains(journal) { Locking::Unlocked } else { Locking::TakeShared }
     }
 
     /// The old module copies a legacy journal into the primary directory on
@@ -482,7 +533,8 @@ impl Store {
             }
             safe_session_id(&id)?;
             let key = self.key_at(&id, primary_dir.as_ref(), legacy_dir.as_ref());
-            self.ensure_current(&id, key, true, Locking::TakeShared, host)?;
+            let locking = self.read_locking(&key.path);
+            self.ensure_current(&id, key, true, locking, host)?;
             let version = self.view(&id).version;
             out.push((id, version));
         }

@@ -271,7 +271,9 @@ pub struct WriteLease<'a>(&'a File);
 /// An existing file opened to be rewritten in place under a
 /// [`write_lease`], never through a symlink: a link planted at the name is
 /// an error (the caller then stages and renames over, replacing the link,
-/// not writing its target).
+/// not writing its target). Nor does it wait while another writer holds a
+/// lease on the file (a writer stopped inside its rewrite would hold every
+/// open up to `/proc/sys/fs/lease-break-time`, 45 s): that is an error too.
 pub fn open_to_rewrite(path: &Path) -> io::Result<File> {
     os::open_to_rewrite(path)
 }
@@ -412,9 +414,14 @@ pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()>
 /// system), the text would be cut short and fail the validation every
 /// caller makes (snapshot files must parse and name the journal size, lock
 /// records must parse and carry a token): a slow path, never wrong data.
+///
+/// The open never waits on a write lease another process holds (see
+/// [`open_to_rewrite`]): it fails with EWOULDBLOCK instead, which callers
+/// take as an unreadable file (a snapshot file is then replayed from its
+/// journal).
 pub fn read_file_into(path: &Path, bytes: &mut Vec<u8>) -> io::Result<()> {
     use std::io::Read;
-    let mut file = File::open(path)?;
+    let mut file = os::open_to_read(path)?;
     bytes.clear();
     loop {
         if bytes.len() == bytes.capacity() {

@@ -76,9 +76,17 @@ pub(crate) fn create_new(path: &Path) -> io::Result<File> {
 }
 
 /// An existing file opened for writing, never through a symlink
-/// (`O_NOFOLLOW`: a link at the name fails with ELOOP).
+/// (`O_NOFOLLOW`: a link at the name fails with ELOOP), and never waiting
+/// on another process's write lease (`O_NONBLOCK`: EWOULDBLOCK at once).
 pub(crate) fn open_to_rewrite(path: &Path) -> io::Result<File> {
-    OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW).open(path)
+    OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)
+}
+
+/// A file opened for reading without waiting on another process's write
+/// lease (`O_NONBLOCK`, which regular files otherwise ignore; a FIFO planted
+/// at the name does not block the open either).
+pub(crate) fn open_to_read(path: &Path) -> io::Result<File> {
+    OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
 }
 
 /// `rename(2)` replaces the target atomically; readers that have the old file

@@ -205,6 +205,11 @@ pub(crate) fn open_to_rewrite(path: &Path) -> io::Result<File> {
     OpenOptions::new().write(true).open(path)
 }
 
+/// A file opened for reading (Windows has no leases to wait on).
+pub(crate) fn open_to_read(path: &Path) -> io::Result<File> {
+    File::open(path)
+}
+
 /// How often a rename over a busy target is tried before giving up.
 const RENAME_ATTEMPTS: u32 = 10;
 
