@@ -279,6 +279,103 @@ const SCENARIOS = {
     const append = outcome(() => createLiveSessionStore({ cwd, sessionId: 's' }).appendEvent({ type: 'variant_mounted', variant: 9 }).mountedVariants);
     return { read, readMs, append, appendMs: Date.now() - t };
   },
+
+  /** appendEvent of an event holding `new Array(2 ** 32 - 1)`. */
+  hugeArray({ createLiveSessionStore }, { cwd }) {
+    const store = createLiveSessionStore({ cwd, sessionId: 's' });
+    store.appendEvent({ type: 'generate', count: 1 });
+    const journal = path.join(sessions(cwd), 's.jsonl');
+    const before = fs.readFileSync(journal, 'utf8');
+    const append = outcome(() => store.appendEvent({ type: 'steer', big: new Array(2 ** 32 - 1) }).phase);
+    return { append, journalUnchanged: fs.readFileSync(journal, 'utf8') === before, after: store.getSnapshot().phase };
+  },
+
+  /**
+   * The package loaded twice in one thread (a require.cache reload, two
+   * process.dlopen of the addon), both copies used side by side.
+   */
+  loadTwice(_mod, { cwd }) {
+    const require = createRequire(import.meta.url);
+    const entry = path.resolve(here, '..', '..', '..', 'index.js');
+    const first = require(entry);
+    for (const key of Object.keys(require.cache)) delete require.cache[key];
+    const second = require(entry);
+    const addon = fs.readdirSync(path.dirname(entry)).find((n) => n.endsWith('.node'));
+    const raw = [1, 2].map(() => {
+      const m = { exports: {} };
+      process.dlopen(m, path.join(path.dirname(entry), addon));
+      return m.exports;
+    });
+    const phases = [];
+    for (const mod of [first, second]) {
+      const store = mod.createLiveSessionStore({ cwd, sessionId: 's' });
+      phases.push(store.appendEvent({ type: 'generate', count: 1, f: () => 1 }).phase);
+      phases.push(mod.withSourceLockSync('a.css', 'o', () => 'locked', { cwd }));
+    }
+    for (const exports of raw) phases.push(new exports.Store(cwd, false).read('s') > 0);
+    return { distinct: first !== second, phases, final: second.createLiveSessionStore({ cwd }).getSnapshot('s').phase };
+  },
+
+  /** `stores` short-lived stores, each appending, reading and flushing; open descriptors after each. */
+  manyStores({ createLiveSessionStore }, { cwd, stores }) {
+    const fds = () => fs.readdirSync('/proc/self/fd').length;
+    const baseline = fds();
+    let most = baseline;
+    let failures = 0;
+    let firstFailure = null;
+    for (let i = 0; i < stores; i++) {
+      try {
+        const store = createLiveSessionStore({ cwd, sessionId: `s${i % 50}` });
+        store.appendEvent({ type: 'variant_mounted', variant: i + 1 });
+        store.getSnapshot();
+        store.flush();
+        store.listActiveSessions();
+      } catch (err) {
+        failures++;
+        firstFailure ??= String(err?.message);
+      }
+      most = Math.max(most, fds());
+    }
+    return { stores, failures, firstFailure, baseline, most, end: fds() };
+  },
+
+  /**
+   * withSourceLockSync with odd `waitMs` and `retryMs` (BigInt, Symbol,
+   * objects with valueOf, strings, NaN), on a free lock and on one this
+   * process holds (so the wait runs out): the outcome and how often each
+   * valueOf ran. `mod` is the old module's source-lock.mjs for 'ref'.
+   */
+  async lockCoercion(mod, { cwd, impl, refPath }) {
+    const lock = impl === 'ref' ? await import(pathToFileURL(path.join(path.dirname(refPath), 'source-lock.mjs')).href) : mod;
+    const counted = (value) => {
+      const o = { calls: 0, valueOf() { o.calls++; return value; } };
+      return o;
+    };
+    const kinds = {
+      bigint: () => 3n,
+      symbol: () => Symbol('ms'),
+      valueOf: () => counted(15),
+      valueOfThrows: () => ({ valueOf() { throw new Error('valueOf threw'); } }),
+      numericString: () => '12',
+      nan: () => NaN,
+      negative: () => -40,
+      nullish: () => null,
+    };
+    const rows = {};
+    for (const [name, make] of Object.entries(kinds)) {
+      for (const which of ['waitMs', 'retryMs']) {
+        for (const busy of [false, true]) {
+          const opt = make();
+          const opts = { cwd, [which]: opt };
+          if (which === 'retryMs') opts.waitMs = 20;
+          const run = () => lock.withSourceLockSync('a.css', 'me', () => 'ran', opts);
+          const result = outcome(() => (busy ? lock.withSourceLockSync('a.css', 'holder', run, { cwd }) : run()));
+          rows[`${name} ${which} ${busy ? 'busy' : 'free'}`] = { ...result, code: undefined, valueOfCalls: opt?.calls };
+        }
+      }
+    }
+    return rows;
+  },
 };
 
 async function run() {
