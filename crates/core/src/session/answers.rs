@@ -17,7 +17,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::hash_map::RandomState;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::BuildHasher;
 
 use crate::js::JsStr;
@@ -32,11 +32,16 @@ pub struct Answers {
     next_now: Cell<usize>,
     /// By the text's UTF-16 units (how JS compares strings).
     dates: HashMap<Vec<u16>, f64>,
-    /// By a keyed hash of the line: a journal of many bad lines would
-    /// otherwise be held once more here, and the lines' own text is needed
-    /// only to ask. Two distinct lines collide with odds near 2^-64 per
-    /// pair, under keys no journal can be written against.
-    messages: HashMap<u64, String>,
+    /// `JSON.parse` messages in the order the lines were asked about, each
+    /// with a keyed hash of its line: a replay asks about the same lines in
+    /// the same order every attempt (the journal only grows), so answers go
+    /// by position and the hash only confirms the line is the one answered
+    /// (a line that is not takes the place and everything after it). A
+    /// journal of many bad lines is then held here once as messages, not
+    /// twice more as lines and hash tables. Two lines share a hash with odds
+    /// near 2^-64, under keys no journal can be written against.
+    messages: RefCell<Vec<(u64, String)>>,
+    next_message: Cell<usize>,
     keys: RandomState,
     open: RefCell<Questions>,
 }
@@ -48,8 +53,8 @@ pub struct Questions {
     pub now: usize,
     /// Texts to give to `Date.parse`, by their UTF-16 units.
     pub dates: HashMap<Vec<u16>, JsStr>,
-    /// Lines to give to `JSON.parse`, for its error message.
-    pub lines: HashSet<String>,
+    /// Lines to give to `JSON.parse`, for its error message, in order.
+    pub lines: Vec<String>,
 }
 
 impl Questions {
@@ -63,7 +68,10 @@ impl Answers {
     /// readies the answers for the next attempt.
     pub fn take_questions(&mut self) -> Questions {
         self.next_now.set(0);
-        std::mem::take(self.open.get_mut())
+        self.next_message.set(0);
+        let questions = std::mem::take(self.open.get_mut());
+        self.messages.get_mut().reserve_exact(questions.lines.len());
+        questions
     }
 
     pub fn answer_now(&mut self, ms: f64) {
@@ -74,8 +82,11 @@ impl Answers {
         self.dates.insert(text.units().collect(), ms);
     }
 
+    /// The message for the next line asked about, in the order of
+    /// [`Questions::lines`].
     pub fn answer_line(&mut self, line: &str, message: String) {
-        self.messages.insert(self.keys.hash_one(line), message);
+        let hash = self.keys.hash_one(line);
+        self.messages.get_mut().push((hash, message));
     }
 }
 
@@ -104,10 +115,15 @@ impl Host for Answers {
     }
 
     fn json_parse_message(&self, line: &str) -> String {
-        match self.messages.get(&self.keys.hash_one(line)) {
-            Some(m) => m.clone(),
-            None => {
-                self.open.borrow_mut().lines.insert(line.to_owned());
+        let at = self.next_message.get();
+        self.next_message.set(at + 1);
+        let mut messages = self.messages.borrow_mut();
+        match messages.get(at) {
+            Some((hash, message)) if *hash == self.keys.hash_one(line) => message.clone(),
+            _ => {
+                // Answers from here on were for other lines: asked again.
+                messages.truncate(at);
+                self.open.borrow_mut().lines.push(line.to_owned());
                 String::new()
             }
         }
@@ -129,21 +145,34 @@ mod tests {
         assert!(a.now_ms().is_nan());
         assert!(a.date_parse_fallback(&JsStr::from("Jan 1 2030")).is_nan());
         assert_eq!(a.json_parse_message("{x"), "");
-        assert_eq!(a.json_parse_message("{x"), "");
+        assert_eq!(a.json_parse_message("{y"), "");
         assert!(a.unanswered());
         let q = a.take_questions();
-        assert_eq!((q.now, q.dates.len(), q.lines.len()), (2, 1, 1));
+        assert_eq!((q.now, q.dates.len()), (2, 1));
+        assert_eq!(q.lines, ["{x", "{y"]);
         a.answer_now(5.0);
         a.answer_now(6.0);
         a.answer_date(&JsStr::from("Jan 1 2030"), 7.0);
         a.answer_line("{x", "bad".into());
+        a.answer_line("{y", "worse".into());
         assert!(!a.unanswered());
         assert_eq!((a.now_ms(), a.now_ms()), (5.0, 6.0));
         assert_eq!(a.date_parse_fallback(&JsStr::from("Jan 1 2030")), 7.0);
         assert_eq!(a.json_parse_message("{x"), "bad");
+        assert_eq!(a.json_parse_message("{y"), "worse");
         assert!(!a.unanswered());
         // A third call in a later attempt is a new question.
         assert!(a.now_ms().is_nan());
         assert_eq!(a.take_questions().now, 1);
+        // A line that is not the one answered at its place is asked again,
+        // and so is every line after it.
+        assert_eq!(a.json_parse_message("{x"), "bad");
+        assert_eq!(a.json_parse_message("{z"), "");
+        assert_eq!(a.json_parse_message("{y"), "");
+        assert_eq!(a.take_questions().lines, ["{z", "{y"]);
+        a.answer_line("{z", "z".into());
+        a.answer_line("{y", "worse".into());
+        assert_eq!([a.json_parse_message("{x"), a.json_parse_message("{z"), a.json_parse_message("{y")], ["bad", "z", "worse"]);
+        assert!(!a.unanswered());
     }
 }
