@@ -66,6 +66,18 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
     return snapshot;
   }
 
+  /**
+   * Writes a snapshot file the addon left unwritten because the snapshot
+   * nests deeply: only once V8 stringifies it here, so that where the old
+   * module's `JSON.stringify` of it throws (RangeError: Maximum call stack
+   * size exceeded, at a depth that depends on this thread's stack), this
+   * throws the same and writes nothing.
+   */
+  function persistChecked(id, version, snapshot) {
+    JSON.stringify(snapshot, null, 2);
+    store.persist(id, version);
+  }
+
   return {
     rootDir: store.rootDir,
     legacyRootDir: store.legacyRootDir,
@@ -91,10 +103,11 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       // value when its JSON text would lose something, else parse the text.
       const base = handedOut.get(id);
       const baseVersion = base ? base.version : -1;
-      const [version, payload] = exotic
+      const [version, payload, deep] = exotic
         ? store.append(id, normalized, entry, ts, baseVersion)
         : store.appendJson(id, entry, baseVersion);
       const snapshot = materialize(payload, base?.snapshot);
+      if (deep) persistChecked(id, version, snapshot);
       handedOut.set(id, { version, snapshot });
       return snapshot;
     },
@@ -105,7 +118,10 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
     getSnapshot,
     flush(id = sessionId) {
       if (!id) throw new Error('session id required');
-      return current(id, store.flush(sessionFileId(id)));
+      const [version, deep] = store.flush(sessionFileId(id));
+      const snapshot = current(id, version);
+      if (deep) persistChecked(id, version, snapshot);
+      return snapshot;
     },
     listActiveSessions() {
       const [ids, versions] = store.readAll();

@@ -363,3 +363,63 @@ test('full disk (64 KiB tmpfs): ENOSPC naming the path, no fragment, snapshot = 
     mount.cleanup();
   }
 });
+
+// (d) The disk fills while the snapshot file is rewritten in place: the new
+// text is longer than the file's last block holds, so the write gets part of
+// the way and fails. Readers must never be left a partial file (issue 16,
+// class 14): either the old text, the new, or no file (they then replay the
+// journal, as both modules do when there is none).
+test('full disk during the in-place snapshot rewrite: never a partial snapshot file', async (t) => {
+  const mount = tmpfsProject(t, '256k');
+  if (!mount) return;
+  const project = mount.dir;
+  try {
+    const store = createLiveSessionStore({ cwd: project });
+    const page = 4096;
+    let rounds = 0;
+    let failedWrites = 0;
+    for (let round = 0; round < 4; round++) {
+      const filler = path.join(project, `filler${round}`);
+      // A small snapshot file, and room in the journal's last page for the
+      // next line: the journal append then needs no new block, the snapshot
+      // file's rewrite does.
+      fs.rmSync(snapshotPath(project, ID), { force: true });
+      store.appendEvent({ id: ID, type: 'steer', pageUrl: 'http://app.test/' });
+      while (fs.statSync(journalPath(project, ID)).size % page > 200) {
+        store.appendEvent({ id: ID, type: 'variant_mounted', variant: 1 });
+      }
+      const snapshotBefore = fs.readFileSync(snapshotPath(project, ID), 'utf8');
+      assert.ok(snapshotBefore.length < page - 2500, `snapshot file of ${snapshotBefore.length} bytes`);
+      const fd = fs.openSync(filler, 'a');
+      try {
+        for (;;) fs.writeSync(fd, Buffer.alloc(512));
+      } catch (error) {
+        assert.equal(error.code, 'ENOSPC');
+      } finally {
+        fs.closeSync(fd);
+      }
+      let error = null;
+      try {
+        store.appendEvent({ id: ID, type: 'steer', pageUrl: `http://app.test/${'x'.repeat(2600)}` });
+      } catch (e) {
+        error = e;
+      }
+      rounds++;
+      const text = fs.existsSync(snapshotPath(project, ID)) ? fs.readFileSync(snapshotPath(project, ID), 'utf8') : null;
+      if (error) {
+        failedWrites++;
+        assertNodeError(error, 'ENOSPC', snapshotPath(project, ID));
+        assert.ok(text === null || text === snapshotBefore, `a failed rewrite left ${text === null ? 'nothing' : `${text.length} bytes`}: ${text?.slice(-80)}`);
+      } else {
+        assert.doesNotThrow(() => JSON.parse(text), 'a written snapshot file parses');
+      }
+      // Readers of either kind agree with the journal.
+      assert.equal(createLiveSessionStore({ cwd: project }).getSnapshot(ID).phase, 'steer_requested');
+      fs.rmSync(filler);
+    }
+    assert.ok(failedWrites > 0, 'the rewrite never ran out of space');
+    figure(`full disk during the in-place snapshot rewrite: ${rounds} rounds, ${failedWrites} ENOSPC, 0 partial files`);
+  } finally {
+    mount.cleanup();
+  }
+});

@@ -78,14 +78,14 @@ fn append(dir: &Path) {
         sys::write_all_at(&s, &bytes, 0).expect("rewrite");
         drop(lease);
     });
-    let Ok(Value::Object(mut parsed)) = json::parse(std::str::from_utf8(&bytes).expect("UTF-8")) else { panic!("snapshot.json is not an object") };
+    let Some(mut parsed) = json::parse(std::str::from_utf8(&bytes).expect("UTF-8")).ok().and_then(Value::into_object) else { panic!("snapshot.json is not an object") };
     let journal_bytes = parsed.remove("__journalBytes").and_then(|v| v.to_number().ok()).unwrap_or(0.0) as i64;
     let next_seq = parsed.remove("__nextSeq").and_then(|v| v.to_number().ok()).unwrap_or(1.0);
     let snapshot = Snapshot::over_base(&JsStr::from("floor"), &parsed);
     let entry = json::parse(line.trim_end()).expect("line.txt is JSON");
     let render = median_us(OPS, || {
         std::hint::black_box(json::stringify(&entry));
-        std::hint::black_box(snapshot_file::render(&snapshot, journal_bytes, next_seq));
+        std::hint::black_box(snapshot_file::render(&snapshot, journal_bytes, next_seq, false));
     });
     let _ = fs::remove_file(&journal);
     let _ = fs::remove_file(&snap);

@@ -12,7 +12,7 @@
 //! parsed object. A snapshot has none as a rule, and is then a plain string.
 
 use napi::sys::{self, napi_value};
-use quiver_live_core::js::{json, JsStr, Object, Value};
+use quiver_live_core::js::{json, JsStr, Members, Object, Value};
 use quiver_live_core::session::schema::{Field, FIELD_KEYS};
 use quiver_live_core::session::snapshot::Snapshot;
 
@@ -148,6 +148,12 @@ impl Payload {
     }
 }
 
+/// A container being written and where its members stand.
+enum Writing<'a> {
+    Array(&'a [Value]),
+    Object(&'a Object, Members<'a>),
+}
+
 #[derive(Default)]
 struct Writer<'a> {
     out: String,
@@ -176,7 +182,64 @@ impl<'a> Writer<'a> {
         self.out.push('}');
     }
 
-    fn value(&mut self, v: &'a Value) {
+    /// Writes `root`, its nested containers on a stack of their own (no
+    /// depth of the value reaches the native stack). `self.path` leads to
+    /// the value being written, for the patches of the values JSON cannot
+    /// carry.
+    fn value(&mut self, root: &'a Value) {
+        let mut open: Vec<(Writing<'a>, usize)> = Vec::new();
+        let mut next = Some(root);
+        loop {
+            if let Some(v) = next.take() {
+                match v {
+                    Value::Array(_) => self.out.push('['),
+                    Value::Object(_) => self.out.push('{'),
+                    leaf => self.leaf(leaf),
+                }
+                match v {
+                    Value::Array(items) => open.push((Writing::Array(items), 0)),
+                    Value::Object(o) => open.push((Writing::Object(o, o.iter()), 0)),
+                    _ => {}
+                }
+            }
+            let Some((container, started)) = open.last_mut() else { return };
+            if *started > 0 {
+                // The child started last is done.
+                self.path.pop();
+            }
+            let i = *started;
+            let child = match container {
+                Writing::Array(items) => items.get(i).map(|item| (Step::Index(i), item)),
+                Writing::Object(_, members) => members.next().map(|(k, v)| (Step::Key(k), v)),
+            };
+            match child {
+                Some((step, child)) => {
+                    *started += 1;
+                    if i > 0 {
+                        self.out.push(',');
+                    }
+                    if let Step::Key(k) = step {
+                        json::write_string(&mut self.out, k);
+                        self.out.push(':');
+                    }
+                    self.path.push(step);
+                    next = Some(child);
+                }
+                None => match open.pop() {
+                    Some((Writing::Object(o, _), _)) => {
+                        self.out.push('}');
+                        if let Some(proto) = o.proto() {
+                            let args = self.apart(proto);
+                            self.patch("proto", &args);
+                        }
+                    }
+                    _ => self.out.push(']'),
+                },
+            }
+        }
+    }
+
+    fn leaf(&mut self, v: &'a Value) {
         match v {
             Value::Undefined => self.special("undefined", String::new()),
             Value::Number(n) if n.is_nan() => self.special("NaN", String::new()),
@@ -186,29 +249,11 @@ impl<'a> Writer<'a> {
                 self.kept.push(*h);
                 self.special("host", (self.kept.len() - 1).to_string());
             }
-            Value::Array(items) => {
-                self.out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(',');
-                    }
-                    self.path.push(Step::Index(i));
-                    self.value(item);
-                    self.path.pop();
-                }
-                self.out.push(']');
-            }
-            Value::Object(o) => {
-                self.members(o.iter());
-                if let Some(proto) = o.proto() {
-                    let args = self.apart(proto);
-                    self.patch("proto", &args);
-                }
-            }
             Value::Null => self.out.push_str("null"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
             Value::Number(n) => json::write_number(&mut self.out, *n),
             Value::String(text) => json::write_string(&mut self.out, text),
+            Value::Array(_) | Value::Object(_) => unreachable!("containers are opened by value"),
         }
     }
 

@@ -70,18 +70,26 @@ impl Js {
 
     /// Checks a Node-API status; a failure with no exception pending becomes
     /// a thrown `Error`, so every failure reaches JS as an exception.
+    ///
+    /// Neither step goes through `check` again: in a worker being
+    /// terminated every call fails, throwing included, and a check that
+    /// reported its own failure recursed until the stack overflowed.
     fn check(self, status: sys::napi_status) -> JsResult<()> {
         if status == sys::Status::napi_ok {
             return Ok(());
         }
-        if !self.exception_pending() {
-            let _ = self.throw_error(&format!("quiver-live-native: Node-API call failed with status {status}"));
+        let mut pending = false;
+        // SAFETY: see the module's safety contract; `pending` is an
+        // initialized local.
+        let asked = unsafe { sys::napi_is_exception_pending(self.env, &mut pending) };
+        if asked == sys::Status::napi_ok && !pending {
+            let message = format!("quiver-live-native: Node-API call failed with status {status}\0");
+            // SAFETY: as above; `message` is NUL-terminated and outlives the
+            // call, and a null code is allowed. Its status is ignored: when
+            // even throwing fails, the environment is going away.
+            let _ = unsafe { sys::napi_throw_error(self.env, ptr::null(), message.as_ptr().cast()) };
         }
         Err(Pending)
-    }
-
-    pub fn exception_pending(self) -> bool {
-        napi_out!(self, false, napi_is_exception_pending()).unwrap_or(true)
     }
 
     pub fn undefined(self) -> JsResult<napi_value> {
@@ -90,6 +98,10 @@ impl Js {
 
     pub fn null(self) -> JsResult<napi_value> {
         napi_out!(self, ptr::null_mut(), napi_get_null())
+    }
+
+    pub fn boolean(self, b: bool) -> JsResult<napi_value> {
+        napi_out!(self, ptr::null_mut(), napi_get_boolean(b))
     }
 
     pub fn number(self, n: f64) -> JsResult<napi_value> {
@@ -162,13 +174,27 @@ impl Js {
         (0..self.array_len(names)?).map(|i| self.element(names, i)).collect()
     }
 
-    /// `globalThis[ns][method](...args)`, looked up at each call so test
+    /// `globalThis[ns]` and its `method`, looked up when asked, so test
     /// doubles installed on the global (a fake `Date`) are honoured.
-    pub fn call_global(self, ns: &str, method: &str, args: &[napi_value]) -> JsResult<napi_value> {
+    pub fn global_method(self, ns: &str, method: &str) -> JsResult<(napi_value, napi_value)> {
         let global = napi_out!(self, ptr::null_mut(), napi_get_global())?;
         let owner = self.named(global, ns)?;
-        let f = self.named(owner, method)?;
-        napi_out!(self, ptr::null_mut(), napi_call_function(owner, f, args.len(), args.as_ptr()))
+        Ok((owner, self.named(owner, method)?))
+    }
+
+    /// `f.call(this, ...args)`.
+    pub fn call(self, this: napi_value, f: napi_value, args: &[napi_value]) -> JsResult<napi_value> {
+        napi_out!(self, ptr::null_mut(), napi_call_function(this, f, args.len(), args.as_ptr()))
+    }
+
+    /// Runs `f` in a handle scope of its own: every handle it makes is
+    /// released when it returns, so `f` must return no handle.
+    pub fn scoped<T>(self, f: impl FnOnce() -> JsResult<T>) -> JsResult<T> {
+        let scope = napi_out!(self, ptr::null_mut(), napi_open_handle_scope())?;
+        let result = f();
+        let closed = napi_call!(self, napi_close_handle_scope(scope));
+        let value = result?;
+        closed.map(|()| value)
     }
 
     pub fn take_exception(self) -> JsResult<napi_value> {
@@ -230,13 +256,6 @@ impl Js {
 
     pub fn set(self, obj: napi_value, key: &str, value: napi_value) -> JsResult<()> {
         napi_call!(self, napi_set_property(obj, self.string(key)?, value))
-    }
-
-    pub fn throw_error(self, message: &str) -> Pending {
-        match self.error(ErrorKind::Error, &JsStr::from(message)) {
-            Ok(e) => self.throw(e),
-            Err(p) => p,
-        }
     }
 }
 

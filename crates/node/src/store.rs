@@ -10,13 +10,14 @@ use napi::bindgen_prelude::*;
 use napi::sys::{self, napi_value};
 use napi_derive::napi;
 use quiver_live_core::js::{json, Value};
+use quiver_live_core::session::answers::Answers;
 use quiver_live_core::session::snapshot_file::Cached;
-use quiver_live_core::session::store::{safe_session_id, Changed, NewEvent, Store, StoreError, View};
+use quiver_live_core::session::store::{safe_session_id, Changed, NewEvent, Store, StoreError};
 
 use crate::convert::{from_js, Payload};
 use crate::env::{unknown as raw, Js, JsResult};
 use crate::errors;
-use crate::host::NodeHost;
+use crate::host;
 
 #[napi(js_name = "Store")]
 pub struct NativeStore {
@@ -28,15 +29,22 @@ pub struct NativeStore {
 struct State {
     store: Store,
     /// Values only V8 can hold (functions, symbols) found in events, which
-    /// snapshots name by index (`Value::Host`).
-    kept: Vec<sys::napi_ref>,
+    /// snapshots name by index (`Value::Host`); `None` once released, its
+    /// index free for reuse.
+    kept: Vec<Option<sys::napi_ref>>,
+    free: Vec<u32>,
+    /// How many were held after the last sweep (see [`State::sweep_kept`]).
+    held_after_sweep: usize,
     env: sys::napi_env,
 }
+
+/// The fewest values held before a sweep looks for unreferenced ones.
+const SWEEP_FLOOR: usize = 64;
 
 impl Drop for State {
     fn drop(&mut self) {
         let js = Js::new(self.env);
-        for r in self.kept.drain(..) {
+        for r in self.kept.drain(..).flatten() {
             js.delete_reference(r);
         }
     }
@@ -50,7 +58,7 @@ impl NativeStore {
         let js = Js::new(env.raw());
         let store = Store::open(Path::new(&project_root), durable).map_err(|e| errors::throw_fs(js, &e))?;
         let (root_dir, legacy_root_dir) = (store.root_dir.to_string_lossy().into_owned(), store.legacy_root_dir.to_string_lossy().into_owned());
-        Ok(NativeStore { state: RefCell::new(State { store, kept: Vec::new(), env: env.raw() }), root_dir, legacy_root_dir })
+        Ok(NativeStore { state: RefCell::new(State { store, kept: Vec::new(), free: Vec::new(), held_after_sweep: 0, env: env.raw() }), root_dir, legacy_root_dir })
     }
 
     #[napi(getter)]
@@ -78,23 +86,36 @@ impl NativeStore {
             return Ok(-1.0);
         }
         let js = Js::new(env.raw());
-        let mut state = self.state(js)?;
-        let view = state.store.read(&id, true, &NodeHost { js });
-        Ok(version(js, view)?)
+        Ok(self.answered(js, |state, answers| state.store.read(&id, true, answers).map(|v| v.version as f64))?)
     }
 
-    /// Re-derives the session from its journal and rewrites its snapshot file.
+    /// Re-derives the session from its journal and rewrites its snapshot
+    /// file; returns `[version, whether the file awaits a depth check]`
+    /// (see [`NativeStore::persist`]).
     #[napi]
-    pub fn flush(&self, env: Env, id: String) -> Result<f64> {
+    pub fn flush(&self, env: Env, id: String) -> Result<(f64, bool)> {
+        let js = Js::new(env.raw());
+        let version = self.answered(js, |state, answers| state.store.flush(&id, answers).map(|v| v.version as f64))?;
+        Ok((version, self.state(js)?.store.awaits_depth_check(&id)))
+    }
+
+    /// Writes the snapshot file of `version`, which an append or a flush
+    /// left unwritten because it nests deeper than is written unchecked: the
+    /// wrapper calls this once V8's own `JSON.stringify` of the snapshot has
+    /// succeeded (where it throws, the old module's write threw the same).
+    #[napi]
+    pub fn persist(&self, env: Env, id: String, version: f64) -> Result<()> {
         let js = Js::new(env.raw());
         let mut state = self.state(js)?;
-        let view = state.store.flush(&id, &NodeHost { js });
-        Ok(version(js, view)?)
+        state.store.persist_checked(&id, version as u64).map_err(|e| errors::throw_store(js, &e))?;
+        Ok(())
     }
 
     /// Journals `{ ...event, id }` as `entry` (`JSON.stringify` of the whole
     /// entry with `seq: 0`, which is replaced), stamped `ts`. Returns
-    /// `[version, snapshot payload against base]` (see [`NativeStore::snapshot`]).
+    /// `[version, snapshot payload against base, whether the snapshot file
+    /// awaits a depth check]` (see [`NativeStore::snapshot`] and
+    /// [`NativeStore::persist`]).
     #[napi]
     pub fn append<'a>(&self, env: &'a Env, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
         let js = Js::new(env.raw());
@@ -104,7 +125,8 @@ impl NativeStore {
         let ts = from_js(js, ts.raw(), &mut found)?;
         let mut state = self.state(js)?;
         let (value, ts) = state.keep(js, found, value, ts)?;
-        Ok(raw(env, state.append(js, &id, NewEvent { value, ts, entry }, base)?))
+        drop(state);
+        Ok(raw(env, self.append_event(js, &id, NewEvent { value, ts, entry }, base)?))
     }
 
     /// [`NativeStore::append`] for an event whose JSON text says all of it
@@ -113,13 +135,12 @@ impl NativeStore {
     #[napi]
     pub fn append_json<'a>(&self, env: &'a Env, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
         let js = Js::new(env.raw());
-        let Ok(Value::Object(mut parsed)) = json::parse(&entry) else {
+        let Some(mut parsed) = json::parse(&entry).ok().and_then(Value::into_object) else {
             return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the entry text is not a JSON object").into());
         };
         let value = parsed.remove("event").unwrap_or(Value::Undefined);
         let ts = parsed.remove("ts").unwrap_or(Value::Undefined);
-        let mut state = self.state(js)?;
-        Ok(raw(env, state.append(js, &id, NewEvent { value, ts, entry }, base)?))
+        Ok(raw(env, self.append_event(js, &id, NewEvent { value, ts, entry }, base)?))
     }
 
     /// The session's current snapshot for `JSON.parse`: its text, or
@@ -138,31 +159,62 @@ impl NativeStore {
     #[napi]
     pub fn read_all(&self, env: Env) -> Result<(Vec<String>, Vec<f64>)> {
         let js = Js::new(env.raw());
-        let mut state = self.state(js)?;
-        let all = state.store.read_all(&NodeHost { js }).map_err(|e| errors::throw_store(js, &e))?;
+        let all = self.answered(js, |state, answers| state.store.read_all(answers))?;
         Ok(all.into_iter().map(|(id, version)| (id, version as f64)).unzip())
     }
 }
 
+/// How many times an operation is run again with new answers from V8 before
+/// it gives up: each run asks only what the journal's lines added since the
+/// run before need, so only a peer appending lines that need V8 as fast as
+/// this reads them gets this far.
+const ATTEMPTS: usize = 16;
+
 impl NativeStore {
-    /// The state, or a thrown error when a JS callback the store made (a
-    /// fake clock) calls back into it.
+    /// The state, or a thrown error when JS the store's caller runs inside
+    /// an operation (none does: see [`NativeStore::answered`]) calls it.
     fn state(&self, js: Js) -> JsResult<RefMut<'_, State>> {
         self.state.try_borrow_mut().map_err(|_| errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: store re-entered during an operation"))
     }
-}
 
-fn version(js: Js, view: std::result::Result<View<'_>, StoreError>) -> JsResult<f64> {
-    view.map(|v| v.version as f64).map_err(|e| errors::throw_store(js, &e))
+    /// Runs a store operation, which never runs JavaScript: when it needs
+    /// answers from V8 it stops without keeping or writing anything, and
+    /// they are asked here, with no lock held and the state released, before
+    /// it runs again.
+    fn answered<T>(&self, js: Js, mut op: impl FnMut(&mut State, &Answers) -> std::result::Result<T, StoreError>) -> JsResult<T> {
+        let mut answers = Answers::default();
+        for _ in 0..ATTEMPTS {
+            let outcome = {
+                let mut state = self.state(js)?;
+                op(&mut state, &answers)
+            };
+            match outcome {
+                Err(StoreError::Unanswered) => host::answer(js, &mut answers)?,
+                other => return other.map_err(|e| errors::throw_store(js, &e)),
+            }
+        }
+        Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the journal kept changing while it was read; nothing was written"))
+    }
+
+    /// Appends, and returns `[version, payload against base, awaits a
+    /// depth check]`. Once the line is written the event is gone, and a
+    /// run that still needs answers finishes as a flush, which derives the
+    /// same state from the journal and writes the snapshot file.
+    fn append_event(&self, js: Js, id: &str, event: NewEvent, base: f64) -> JsResult<napi_value> {
+        let mut event = Some(event);
+        let version = self.answered(js, |state, answers| {
+            let view = if event.is_some() { state.store.append(id, &mut event, answers) } else { state.store.flush(id, answers) };
+            view.map(|v| v.version as f64)
+        })?;
+        let mut state = self.state(js)?;
+        let deep = state.store.awaits_depth_check(id);
+        let result = js.array(&[js.number(version)?, state.payload_for(js, id, base)?, js.boolean(deep)?])?;
+        state.sweep_kept(js);
+        Ok(result)
+    }
 }
 
 impl State {
-    fn append(&mut self, js: Js, id: &str, event: NewEvent, base: f64) -> JsResult<napi_value> {
-        let appended = self.store.append(id, event, &NodeHost { js });
-        let version = version(js, appended)?;
-        js.array(&[js.number(version)?, self.payload_for(js, id, base)?])
-    }
-
     /// The session's current snapshot for `JSON.parse`, as
     /// [`NativeStore::snapshot`] describes it.
     fn payload_for(&self, js: Js, id: &str, base: f64) -> JsResult<napi_value> {
@@ -176,19 +228,59 @@ impl State {
         }
     }
 
-    /// Holds the values `found` by reference for as long as the store
-    /// lives, renumbering the handles in `value` and `ts` to match.
+    /// Holds the values `found` by reference until no snapshot names them
+    /// (see [`State::sweep_kept`]), renumbering the handles in `value` and
+    /// `ts` to their places.
     fn keep(&mut self, js: Js, found: Vec<napi_value>, mut value: Value, mut ts: Value) -> JsResult<(Value, Value)> {
         if found.is_empty() {
             return Ok((value, ts));
         }
-        let base = self.kept.len() as u32;
+        let mut places = Vec::with_capacity(found.len());
         for v in found {
-            self.kept.push(js.reference(v)?);
+            let r = Some(js.reference(v)?);
+            let place = match self.free.pop() {
+                Some(i) => {
+                    self.kept[i as usize] = r;
+                    i
+                }
+                None => {
+                    self.kept.push(r);
+                    (self.kept.len() - 1) as u32
+                }
+            };
+            places.push(place);
         }
-        renumber(&mut value, base);
-        renumber(&mut ts, base);
+        renumber(&mut value, &places);
+        renumber(&mut ts, &places);
         Ok((value, ts))
+    }
+
+    /// Releases the kept values no cached snapshot names any more (the
+    /// event that held one was replaced, or re-derived from the journal,
+    /// whose JSON has none). It walks every snapshot, so it runs only once
+    /// as many values are held as after the last sweep doubled: constant
+    /// time per value kept, and a store appending events that carry
+    /// functions holds only those its snapshots show.
+    fn sweep_kept(&mut self, js: Js) {
+        let held = self.kept.len() - self.free.len();
+        if held < SWEEP_FLOOR.max(2 * self.held_after_sweep) {
+            return;
+        }
+        let mut named = vec![false; self.kept.len()];
+        self.store.host_handles(&mut |h| {
+            if let Some(n) = named.get_mut(h as usize) {
+                *n = true;
+            }
+        });
+        for (i, slot) in self.kept.iter_mut().enumerate() {
+            if !named[i] {
+                if let Some(r) = slot.take() {
+                    js.delete_reference(r);
+                    self.free.push(i as u32);
+                }
+            }
+        }
+        self.held_after_sweep = self.kept.len() - self.free.len();
     }
 
     fn payload(&self, js: Js, kind: u32, p: &Payload) -> JsResult<napi_value> {
@@ -197,7 +289,7 @@ impl State {
         if kind == 0 && patches.is_none() {
             return Ok(text);
         }
-        let kept = p.kept.iter().map(|&h| self.kept.get(h as usize).map_or_else(|| js.undefined(), |r| js.referenced(*r))).collect::<JsResult<Vec<_>>>()?;
+        let kept = p.kept.iter().map(|&h| self.kept.get(h as usize).copied().flatten().map_or_else(|| js.undefined(), |r| js.referenced(r))).collect::<JsResult<Vec<_>>>()?;
         let patches = match patches {
             Some(p) => js.string(&p)?,
             None => js.null()?,
@@ -206,12 +298,12 @@ impl State {
     }
 }
 
-/// Adds `base` to every `Value::Host` handle in `v`.
-fn renumber(v: &mut Value, base: u32) {
+/// Replaces every `Value::Host(i)` in `v` by `Value::Host(places[i])`.
+fn renumber(v: &mut Value, places: &[u32]) {
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
         match v {
-            Value::Host(h) => *h += base,
+            Value::Host(h) => *h = places[*h as usize],
             Value::Array(items) => stack.extend(items.iter_mut()),
             Value::Object(o) => stack.extend(o.values_mut()),
             _ => {}

@@ -9,4 +9,4 @@ pub mod value;
 
 pub use ops::TypeError;
 pub use string::JsStr;
-pub use value::{Object, Value, UNDEFINED};
+pub use value::{Members, Object, Value, UNDEFINED};

@@ -39,20 +39,14 @@ impl Value {
     /// `toString` is not a function and `valueOf` returns the object).
     pub fn to_js_string(&self) -> Result<JsStr, TypeError> {
         match self {
-            Value::Object(o) if o.get("toString").is_some_and(|f| !matches!(f, Value::Host(_))) => {
-                Err(TypeError(NOT_PRIMITIVE.to_owned()))
-            }
-            Value::Array(items) => {
-                for item in items.iter().filter(|item| !item.is_nullish()) {
-                    item.to_js_string()?;
-                }
-                Ok(self.string_of())
-            }
+            Value::Object(o) if owns_to_string(o) => Err(TypeError(NOT_PRIMITIVE.to_owned())),
+            Value::Array(items) => join_array(items),
             other => Ok(other.string_of()),
         }
     }
 
-    /// `String(x)` of a value known to convert.
+    /// `String(x)` of a value that is not an array (arrays join, see
+    /// [`join_array`]).
     fn string_of(&self) -> JsStr {
         match self {
             Value::Undefined => JsStr::from("undefined"),
@@ -61,26 +55,41 @@ impl Value {
             Value::Number(n) => JsStr::Utf8(number_to_string(*n)),
             Value::String(s) => s.clone(),
             Value::Object(_) => JsStr::from("[object Object]"),
-            Value::Array(items) => join_array(items),
             Value::Host(_) => JsStr::from("[host value]"),
+            Value::Array(_) => unreachable!("arrays are joined by join_array"),
         }
     }
 }
 
-/// `items.join(',')` of elements already known to convert.
-fn join_array(items: &[Value]) -> JsStr {
+fn owns_to_string(o: &Object) -> bool {
+    o.get("toString").is_some_and(|f| !matches!(f, Value::Host(_)))
+}
+
+/// `items.join(',')`, nested arrays joined in turn, walked with a stack of
+/// its own (no depth of nesting reaches the native stack; V8's own join
+/// recurses, and throws a RangeError past a few thousand levels); or the
+/// TypeError of the first element that cannot be converted.
+fn join_array(items: &[Value]) -> Result<JsStr, TypeError> {
     let mut units: Vec<u16> = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
+    let mut open = vec![(items.iter(), false)];
+    while let Some((rest, started)) = open.last_mut() {
+        let Some(item) = rest.next() else {
+            open.pop();
+            continue;
+        };
+        if *started {
             units.push(u16::from(b','));
         }
-        if !item.is_nullish() && !matches!(item, Value::Host(_)) {
-            units.extend(item.string_of().units());
+        *started = true;
+        match item {
+            Value::Undefined | Value::Null | Value::Host(_) => {}
+            Value::Array(inner) => open.push((inner.iter(), false)),
+            Value::Object(o) if owns_to_string(o) => return Err(TypeError(NOT_PRIMITIVE.to_owned())),
+            other => units.extend(other.string_of().units()),
         }
     }
-    JsStr::from_utf16(units)
+    Ok(JsStr::from_utf16(units))
 }
-
 
 /// `a >= b` with JS's abstract relational comparison: both sides go to
 /// primitives, two strings compare by UTF-16 code units, anything else

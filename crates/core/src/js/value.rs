@@ -16,7 +16,11 @@ use hashbrown::HashTable;
 
 use crate::js::string::JsStr;
 
-#[derive(Clone, Debug)]
+/// A value owns its children, so copying and dropping one walk it: both do
+/// so with a stack of their own past a few levels (see the `Clone` and
+/// `Drop` impls below), so that the depth of the caller's data never
+/// reaches the native stack.
+#[derive(Debug)]
 pub enum Value {
     Undefined,
     Null,
@@ -36,6 +40,15 @@ pub static UNDEFINED: Value = Value::Undefined;
 impl Value {
     pub fn str(s: &str) -> Value {
         Value::String(JsStr::from(s))
+    }
+
+    /// The object this is, taken out (values cannot be destructured by
+    /// move: they implement `Drop`).
+    pub fn into_object(mut self) -> Option<Object> {
+        match &mut self {
+            Value::Object(o) => Some(std::mem::take(o)),
+            _ => None,
+        }
     }
 
     pub fn is_nullish(&self) -> bool {
@@ -102,12 +115,163 @@ impl Value {
     }
 }
 
+/// Levels copied by plain recursion before [`Value::clone`] switches to a
+/// stack of its own: a few kilobytes of native stack at most, and the rare
+/// deeper value pays for one allocation.
+const CLONE_RECURSION: u32 = 32;
+
+impl Clone for Value {
+    fn clone(&self) -> Value {
+        clone_within(self, CLONE_RECURSION)
+    }
+}
+
+fn clone_within(v: &Value, levels: u32) -> Value {
+    match v {
+        Value::Undefined => Value::Undefined,
+        Value::Null => Value::Null,
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Number(n) => Value::Number(*n),
+        Value::String(s) => Value::String(s.clone()),
+        Value::Host(h) => Value::Host(*h),
+        Value::Array(_) | Value::Object(_) if levels == 0 => clone_deep(v),
+        Value::Array(items) => Value::Array(items.iter().map(|item| clone_within(item, levels - 1)).collect()),
+        Value::Object(o) => Value::Object(o.clone_within(levels - 1)),
+    }
+}
+
+/// A copy being built: what is left of the source, the copy so far, and
+/// (for an object) the key of the member being copied.
+enum Copying<'a> {
+    Array(std::slice::Iter<'a, Value>, Vec<Value>),
+    Object(Members<'a>, Object, Option<&'a JsStr>),
+}
+
+impl Copying<'_> {
+    /// The copy of the member last started joins the copy so far.
+    fn attach(&mut self, copy: Value) {
+        match self {
+            Copying::Array(_, items) => items.push(copy),
+            Copying::Object(_, o, key) => {
+                if let Some(k) = key.take() {
+                    o.set_js(k.clone(), copy);
+                }
+            }
+        }
+    }
+}
+
+/// [`Value::clone`] with a heap stack, for any depth.
+fn clone_deep(root: &Value) -> Value {
+    let mut open: Vec<Copying> = Vec::new();
+    let mut next = Some(root);
+    loop {
+        if let Some(v) = next.take() {
+            let copy = match v {
+                Value::Array(items) => {
+                    open.push(Copying::Array(items.iter(), Vec::with_capacity(items.len())));
+                    None
+                }
+                Value::Object(o) => {
+                    // A prototype is an object the reducer made (`__proto__`
+                    // assigned a two-key literal): shallow, copied as it is.
+                    let mut copy = Object::with_capacity(o.named.len());
+                    if let Some(p) = o.proto() {
+                        copy.rare_mut().proto = Some(Box::new(p.clone()));
+                    }
+                    open.push(Copying::Object(o.iter(), copy, None));
+                    None
+                }
+                leaf => Some(clone_within(leaf, 0)),
+            };
+            if let Some(copy) = copy {
+                match open.last_mut() {
+                    None => return copy,
+                    Some(top) => top.attach(copy),
+                }
+            }
+        }
+        let child = match open.last_mut() {
+            Some(Copying::Array(rest, _)) => rest.next(),
+            Some(Copying::Object(members, _, key)) => members.next().map(|(k, v)| {
+                *key = Some(k);
+                v
+            }),
+            None => unreachable!("the walk returns once its root is copied"),
+        };
+        if child.is_some() {
+            next = child;
+            continue;
+        }
+        let done = match open.pop() {
+            Some(Copying::Array(_, items)) => Value::Array(items),
+            Some(Copying::Object(_, o, _)) => Value::Object(o),
+            None => unreachable!("just seen"),
+        };
+        match open.last_mut() {
+            None => return done,
+            Some(top) => top.attach(done),
+        }
+    }
+}
+
+impl Drop for Value {
+    /// Drop glue frees a value one native call per level. A container whose
+    /// children hold no containers (most are) is left to it; a deeper one is
+    /// taken apart here first, its nested children moved onto a heap stack,
+    /// so the glue never goes more than two levels down.
+    fn drop(&mut self) {
+        if !self.holds_nested() {
+            return;
+        }
+        let mut apart = Vec::new();
+        self.move_nested_into(&mut apart);
+        while let Some(mut v) = apart.pop() {
+            v.move_nested_into(&mut apart);
+        }
+    }
+}
+
+impl Value {
+    fn is_nonempty_container(&self) -> bool {
+        match self {
+            Value::Array(items) => !items.is_empty(),
+            Value::Object(o) => !o.is_empty() || o.proto().is_some(),
+            _ => false,
+        }
+    }
+
+    fn holds_nested(&self) -> bool {
+        match self {
+            Value::Array(items) => items.iter().any(Value::is_nonempty_container),
+            Value::Object(o) => o.proto().is_some() || o.iter().any(|(_, v)| v.is_nonempty_container()),
+            _ => false,
+        }
+    }
+
+    fn move_nested_into(&mut self, apart: &mut Vec<Value>) {
+        let children: &mut dyn Iterator<Item = &mut Value> = match self {
+            Value::Array(items) => &mut items.iter_mut(),
+            Value::Object(o) => {
+                if let Some(p) = o.rare.as_mut().and_then(|r| r.proto.take()) {
+                    apart.push(*p);
+                }
+                &mut o.values_mut()
+            }
+            _ => return,
+        };
+        for child in children.filter(|c| c.is_nonempty_container()) {
+            apart.push(std::mem::replace(child, Value::Null));
+        }
+    }
+}
+
 /// An ordered property bag with V8's ordering: array-index keys first in
 /// ascending numeric order, then every other key in insertion order.
 /// Every operation costs the same whatever order the keys came in, and
 /// a lookup stays constant-time however many keys there are (the old
 /// module's objects do too, and callers' events may be wide).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Object {
     /// The keys that are not array indices, in insertion order. One
     /// allocation per object: a parsed event builds several objects per
@@ -117,7 +281,7 @@ pub struct Object {
     rare: Option<Box<Rare>>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct Entry {
     key: JsStr,
     value: Value,
@@ -133,7 +297,7 @@ impl Entry {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 struct Rare {
     /// Array-index keys by index: a tree keeps them ascending whatever
     /// order they are set in.
@@ -197,6 +361,46 @@ impl Positions {
     }
 }
 
+impl Clone for Object {
+    fn clone(&self) -> Object {
+        self.clone_within(CLONE_RECURSION)
+    }
+}
+
+impl Object {
+    /// A copy whose values are copied with `levels` of recursion left.
+    fn clone_within(&self, levels: u32) -> Object {
+        let copy = |v: &Value| clone_within(v, levels);
+        Object {
+            named: self.named.iter().map(|e| Entry { key: e.key.clone(), value: copy(&e.value), hash: e.hash }).collect(),
+            rare: self.rare.as_ref().map(|r| {
+                Box::new(Rare {
+                    indexed: r.indexed.iter().map(|(&i, (k, v))| (i, (k.clone(), copy(v)))).collect(),
+                    positions: r.positions.clone(),
+                    proto: r.proto.as_ref().map(|p| Box::new(copy(p))),
+                })
+            }),
+        }
+    }
+}
+
+/// An object's members in order: index keys, then the others.
+pub struct Members<'a> {
+    indexed: Option<btree_map::Values<'a, u32, (JsStr, Value)>>,
+    named: std::slice::Iter<'a, Entry>,
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (&'a JsStr, &'a Value);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some((k, v)) = self.indexed.as_mut().and_then(Iterator::next) {
+            return Some((k, v));
+        }
+        self.named.next().map(|e| (&e.key, &e.value))
+    }
+}
+
 impl Object {
     pub fn new() -> Object {
         Object::default()
@@ -219,9 +423,8 @@ impl Object {
         indexed.chain(self.named.iter_mut().map(|e| &mut e.value))
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&JsStr, &Value)> {
-        let indexed = self.rare.iter().flat_map(|r| r.indexed.values().map(|(k, v)| (k, v)));
-        indexed.chain(self.named.iter().map(|e| (&e.key, &e.value)))
+    pub fn iter(&self) -> Members<'_> {
+        Members { indexed: self.rare.as_ref().map(|r| r.indexed.values()), named: self.named.iter() }
     }
 
     fn indexed(&self) -> Option<&BTreeMap<u32, (JsStr, Value)>> {

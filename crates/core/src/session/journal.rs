@@ -34,8 +34,11 @@ const PREFIX_SIGNATURE_BYTES: u64 = 64;
 pub struct Replay {
     /// Reducer state before the parse diagnostics are appended.
     pub snapshot: Snapshot,
-    /// `journal_parse_failed` diagnostics, in line order.
-    pub parse_diags: Vec<Value>,
+    /// `journal_parse_failed` diagnostics, in line order, as (line number,
+    /// message): a journal of many bad lines keeps these for as long as the
+    /// replay is kept, and the objects, several times larger, are built
+    /// only for the snapshot handed out.
+    pub parse_diags: Vec<(u64, JsStr)>,
     pub next_seq: f64,
     /// Bytes consumed; always the end of a line when `clean_end`.
     pub offset: u64,
@@ -71,7 +74,7 @@ impl Replay {
     pub fn visible(&self) -> Snapshot {
         let mut s = self.snapshot.clone();
         if let Value::Array(d) = s.get_mut(Field::Diagnostics) {
-            d.extend(self.parse_diags.iter().cloned());
+            d.extend(self.parse_diags.iter().map(|(line, message)| parse_diagnostic(*line, message.clone())));
         }
         s
     }
@@ -130,11 +133,7 @@ impl Replay {
     }
 
     fn parse_failed(&mut self, line_no: u64, message: String) {
-        self.parse_diags.push(Value::Object(obj(&[
-            ("error", Value::str("journal_parse_failed")),
-            ("line", Value::Number(line_no as f64)),
-            ("message", Value::String(JsStr::from(message))),
-        ])));
+        self.parse_diags.push((line_no, JsStr::from(message)));
     }
 
     /// Reads from `reader` (positioned at `self.offset`) to its end.
@@ -156,6 +155,15 @@ impl Replay {
         }
         self.clean_end = raw.complete;
     }
+}
+
+/// `{ error: 'journal_parse_failed', line, message }`.
+fn parse_diagnostic(line: u64, message: JsStr) -> Value {
+    Value::Object(obj(&[
+        ("error", Value::str("journal_parse_failed")),
+        ("line", Value::Number(line as f64)),
+        ("message", Value::String(message)),
+    ]))
 }
 
 /// One line as read: its length in the file and whether a `\n` ended it.
@@ -248,11 +256,12 @@ const READER_PATIENCE_MS: u64 = 200;
 
 /// Whether a replay must take the shared lock: not when the caller already
 /// holds the exclusive one (a second descriptor of the same process would
-/// wait for itself).
+/// wait for itself), nor when a writer is known to be stuck holding it.
 #[derive(Clone, Copy, PartialEq)]
 pub enum Locking {
     TakeShared,
     AlreadyExclusive,
+    Unlocked,
 }
 
 /// The journal opened for reading, with the shared lock when asked for;
@@ -265,7 +274,7 @@ fn open_for_replay(path: &Path, locking: Locking) -> Result<Option<(File, Option
     };
     let shared = match locking {
         Locking::TakeShared => sys::lock_shared(&file, Duration::from_millis(READER_PATIENCE_MS)),
-        Locking::AlreadyExclusive => None,
+        Locking::AlreadyExclusive | Locking::Unlocked => None,
     };
     Ok(Some((file, shared)))
 }

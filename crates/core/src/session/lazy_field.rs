@@ -43,6 +43,14 @@ impl Slot {
         }
     }
 
+    /// The value if it is built (text read by nobody yet holds only JSON).
+    pub fn built(&self) -> Option<&Value> {
+        match self {
+            Slot::Value(v) => Some(v),
+            Slot::Text(lazy) => lazy.built.get(),
+        }
+    }
+
     /// The value, built if need be, for writing.
     pub fn value_mut(&mut self) -> &mut Value {
         if let Slot::Text(lazy) = self {
@@ -58,7 +66,7 @@ impl Slot {
 
 impl LazyObject {
     fn build(&self) -> Value {
-        let Ok(Value::Object(mut o)) = json::parse(&self.text) else { return Value::Undefined };
+        let Some(mut o) = json::parse(&self.text).ok().and_then(Value::into_object) else { return Value::Undefined };
         if self.drop_token {
             o.remove("token");
         }

@@ -1,5 +1,6 @@
 //! Session journals, their snapshots, and the store that keeps both.
 
+pub mod answers;
 pub mod journal;
 mod lazy_field;
 pub mod record;

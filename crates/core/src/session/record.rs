@@ -116,10 +116,7 @@ impl Record for LazyRecord<'_, '_> {
 /// `{ ...record }` from the record's text, which the skim has validated as
 /// one object.
 pub fn object_of(text: &str) -> Object {
-    match json::parse(text) {
-        Ok(Value::Object(o)) => o,
-        _ => Object::new(),
-    }
+    json::parse(text).ok().and_then(Value::into_object).unwrap_or_default()
 }
 
 /// The value of a member's text, which the skim has already validated (and

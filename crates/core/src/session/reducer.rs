@@ -31,6 +31,11 @@ pub trait Host {
     /// The message `JSON.parse(line)` throws; called only for lines this
     /// crate's parser rejected, so its wording matches the running Node.
     fn json_parse_message(&self, line: &str) -> String;
+    /// Some question got a placeholder instead of its answer (see
+    /// [`crate::session::answers`]): nothing derived since may be kept.
+    fn unanswered(&self) -> bool {
+        false
+    }
 }
 
 /// `Date.parse(x)`: canonical ISO text is parsed here, the rest by the host.

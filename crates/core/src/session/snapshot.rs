@@ -115,6 +115,12 @@ impl Snapshot {
     }
 
     /// The members in the order JS gives them.
+    /// Every value built so far, in no particular order: what a field
+    /// still held as JSON text is skipped (it cannot hold a host value).
+    pub fn built_values(&self) -> impl Iterator<Item = &Value> {
+        self.fields.iter().filter_map(Slot::built).chain(self.others.iter().map(|(_, v)| v))
+    }
+
     pub fn members(&self) -> impl Iterator<Item = (&JsStr, &Value)> {
         let leading = self.others.iter().take_while(|(k, _)| array_index(k).is_some()).count();
         let indices = self.others.iter().take(leading);
@@ -144,7 +150,7 @@ mod tests {
     /// where the base put them, then the file's other keys in its order.
     #[test]
     fn over_base_keeps_v8_order() {
-        let Ok(Value::Object(o)) = json::parse(r#"{"zeta":1,"phase":"p","10":2,"2":3,"id":"x","alpha":4}"#) else { unreachable!() };
+        let o = json::parse(r#"{"zeta":1,"phase":"p","10":2,"2":3,"id":"x","alpha":4}"#).unwrap().into_object().unwrap();
         let s = Snapshot::over_base(&JsStr::from("x"), &o);
         let k = keys(&s);
         assert_eq!(&k[..3], ["2", "10", "id"]);

@@ -12,7 +12,6 @@
 //! Windows), the new text goes to a staged file that is renamed over the old
 //! one.
 
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::ops::Range;
 use std::path::Path;
@@ -28,12 +27,23 @@ use crate::sys;
 const META_JOURNAL_BYTES: &str = "__journalBytes";
 const META_NEXT_SEQ: &str = "__nextSeq";
 
-/// The exact text written for a snapshot.
-pub fn render(snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> String {
+/// How deeply a snapshot may nest and still be written without asking V8.
+/// The old module's `JSON.stringify` of the snapshot throws V8's RangeError
+/// past a depth that depends on the stack its caller left (about 4,000
+/// levels on a main thread, 16,000 in a worker): a deeper snapshot is
+/// written only once the caller has seen V8 stringify it (the JS wrapper
+/// does, before `Store::persist_checked`), so it fails exactly where the
+/// old module's write would. Below this every V8 stringifies it.
+pub const DEPTH_WITHOUT_CHECK: usize = 1_000;
+
+/// The exact text written for a snapshot, or `None` when it nests past
+/// [`DEPTH_WITHOUT_CHECK`] and `depth_checked` is false.
+pub fn render(snapshot: &Snapshot, journal_bytes: i64, next_seq: f64, depth_checked: bool) -> Option<String> {
     // The bookkeeping keys go last, as `{ ...snapshot, __journalBytes, __nextSeq }`
     // puts them: render the snapshot and reopen its closing brace rather than
     // copying the whole snapshot to add two keys.
-    let mut text = json::stringify_members(snapshot.members(), Some(2));
+    let max_depth = if depth_checked { usize::MAX } else { DEPTH_WITHOUT_CHECK };
+    let mut text = json::stringify_members_within(snapshot.members(), Some(2), max_depth)?;
     let has_members = text.len() > 2;
     text.truncate(text.len().saturating_sub(if has_members { 2 } else { 1 }));
     text.push_str(if has_members { ",\n  \"" } else { "\n  \"" });
@@ -45,13 +55,12 @@ pub fn render(snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> String 
     text.push_str("\": ");
     json::write_number(&mut text, next_seq);
     text.push_str("\n}\n");
-    text
+    Some(text)
 }
 
-/// Writes the snapshot file: in place when the kernel grants the lease,
-/// else staged and renamed over.
-pub fn write(path: &Path, snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
-    let text = render(snapshot, journal_bytes, next_seq);
+/// Writes the snapshot file's text (see [`render`]): in place when the
+/// kernel grants the lease, else staged and renamed over.
+pub fn write(path: &Path, text: &str) -> Result<(), FsError> {
     if rewrite_in_place(path, text.as_bytes())? {
         return Ok(());
     }
@@ -63,8 +72,7 @@ pub fn write(path: &Path, snapshot: &Snapshot, journal_bytes: i64, next_seq: f64
 /// The crash-safe variant for `durable` stores: the new text is staged,
 /// fsynced and renamed over, so after a power loss the file is the old
 /// version or the new one, never pages of both.
-pub fn write_durable(path: &Path, snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> Result<(), FsError> {
-    let text = render(snapshot, journal_bytes, next_seq);
+pub fn write_durable(path: &Path, text: &str) -> Result<(), FsError> {
     let mut staged = sys::StagedFile::create(path)?;
     staged.write_all(text.as_bytes()).at("write", staged.path())?;
     staged.sync_data().at("fsync", staged.path())?;
@@ -80,17 +88,29 @@ pub fn write_durable(path: &Path, snapshot: &Snapshot, journal_bytes: i64, next_
 /// `Ok(false)` when that does not apply (no file yet, or the lease refused)
 /// and the caller must stage and rename instead.
 fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
-    let Ok(file) = OpenOptions::new().write(true).open(path) else { return Ok(false) };
+    let Ok(file) = sys::open_to_rewrite(path) else { return Ok(false) };
     let Ok(_lease) = sys::write_lease(&file) else { return Ok(false) };
     let m = sys::FileInfo::of(&file).at("fstat", path)?;
     if !m.is_file {
         return Ok(false);
     }
-    sys::write_all_at(&file, bytes, 0).at("write", path)?;
-    if m.len > bytes.len() as u64 {
-        file.set_len(bytes.len() as u64).at("ftruncate", path)?;
+    let written = sys::write_all_at(&file, bytes, 0).at("write", path).and_then(|()| {
+        if m.len > bytes.len() as u64 {
+            file.set_len(bytes.len() as u64).at("ftruncate", path)?;
+        }
+        Ok(())
+    });
+    if written.is_err() {
+        // Part of the new text now lies over the old (a disk that filled
+        // while the file grew): no reader may see it. Still under the lease,
+        // so nobody has it open; removed, readers of either module replay
+        // the journal, as they do when there is no snapshot file. Only if
+        // the path still names this file (a rename may have replaced it).
+        if sys::FileInfo::of_path(path).is_ok_and(|now| now.id == m.id) {
+            let _ = std::fs::remove_file(path);
+        }
     }
-    Ok(true)
+    written.map(|()| true)
 }
 
 
@@ -159,10 +179,7 @@ impl Cached {
     pub fn into_model(self, id: &JsStr) -> Option<Snapshot> {
         match self {
             Cached::Model(s) => Some(*s),
-            Cached::Text(t) => match json::parse(&t.json).ok()? {
-                Value::Object(o) => Some(Snapshot::over_base(id, &o)),
-                _ => None,
-            },
+            Cached::Text(t) => json::parse(&t.json).ok()?.into_object().map(|o| Snapshot::over_base(id, &o)),
         }
     }
 }
@@ -255,7 +272,7 @@ fn plain_number(text: &str) -> Option<f64> {
 
 fn parse_over_base(bytes: &[u8], id: &JsStr, journal_bytes: u64) -> Option<(Snapshot, f64)> {
     let text = String::from_utf8_lossy(bytes);
-    let Value::Object(mut parsed) = json::parse(&text).ok()? else { return None };
+    let mut parsed = json::parse(&text).ok()?.into_object()?;
     match parsed.get(META_JOURNAL_BYTES) {
         Some(Value::Number(n)) if *n == journal_bytes as f64 => {}
         _ => return None,
@@ -278,7 +295,7 @@ mod tests {
     use crate::session::snapshot::Snapshot;
 
     fn text_of(s: &Snapshot) -> SnapshotText {
-        let rendered = render(s, 10, 2.0);
+        let rendered = render(s, 10, 2.0, false).unwrap();
         skim_canonical(&rendered, &JsStr::from("s"), 10).expect("a rendered snapshot is canonical").0
     }
 

@@ -10,7 +10,7 @@
 //! replay. Appends are serialized across processes with an advisory lock on
 //! the journal, so two writers never take the same sequence number.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,10 @@ pub enum StoreError {
     Fs(FsError),
     /// The host (JavaScript) threw; its exception is the one to report.
     Thrown,
+    /// The operation needs answers from JavaScript it was not given (see
+    /// [`crate::session::answers`]); nothing derived from its placeholders
+    /// was kept or written. Ask, then run it again.
+    Unanswered,
 }
 
 impl From<FsError> for StoreError {
@@ -47,14 +51,38 @@ impl std::fmt::Display for StoreError {
             StoreError::Message(m) | StoreError::Type(m) => f.write_str(m),
             StoreError::Fs(e) => e.fmt(f),
             StoreError::Thrown => f.write_str("the host threw an exception"),
+            StoreError::Unanswered => f.write_str("questions for the host are open"),
         }
     }
 }
 
 /// How long an append waits for another writer's lock on the journal. An
-/// append holds it for microseconds; a holder stuck longer (a stopped
-/// process) fails the append with ETIMEDOUT instead of hanging the caller.
-const JOURNAL_LOCK_PATIENCE: Duration = Duration::from_secs(10);
+/// append holds it for microseconds (a durable one for an fsync). A holder
+/// that keeps it longer is stopped (SIGSTOP, Ctrl-Z, a frozen cgroup) or
+/// hung: the append then goes ahead without the lock, as the old module's
+/// appends always do, and the store remembers the journal as stuck so that
+/// its next appends and reads do not wait again until they get the lock.
+/// Nothing is lost: the stopped writer appends (O_APPEND) when it resumes,
+/// and a line that lands between this append's stat and its write is
+/// caught by the size check below; the cost is at worst one duplicate `seq`,
+/// what every unlocked append of the old module risks. See RELIABILITY.md.
+const JOURNAL_LOCK_PATIENCE: Duration = Duration::from_secs(2);
+
+/// The journal an append writes: locked, or (its holder stuck) not.
+enum JournalFile {
+    Locked(LockedFile),
+    Unlocked(File),
+}
+
+impl std::ops::Deref for JournalFile {
+    type Target = File;
+    fn deref(&self) -> &File {
+        match self {
+            JournalFile::Locked(f) => f,
+            JournalFile::Unlocked(f) => f,
+        }
+    }
+}
 
 /// Session ids become file names, so anything that could leave the sessions
 /// directory (`..`, separators, NUL) is refused before it reaches a path.
@@ -110,6 +138,10 @@ struct Session {
     /// How the current version differs from the one before, when it is that
     /// one with an event applied.
     delta: Option<Delta>,
+    /// The snapshot file was not written for the current version: it nests
+    /// too deeply to be written before V8 is seen to stringify it (see
+    /// [`Store::persist_checked`]).
+    awaits_depth_check: bool,
 }
 
 /// How the snapshot at version `to` differs from the one at version `from`:
@@ -137,6 +169,9 @@ pub struct Store {
     /// append returns.
     pub durable: bool,
     sessions: HashMap<String, Session>,
+    /// Journals whose lock a holder kept past [`JOURNAL_LOCK_PATIENCE`]:
+    /// tried once, not waited for, until the lock is had again.
+    stuck: HashSet<PathBuf>,
     /// Runs inside `append` between the journal's `fstat` and the write: a
     /// test's stand-in for a writer that takes no lock.
     #[cfg(test)]
@@ -167,11 +202,15 @@ impl Store {
         let root_dir = project_root.join(".impeccable").join("live").join("sessions");
         let legacy_root_dir = project_root.join(".impeccable-live").join("sessions");
         mkdir_all(&root_dir)?;
+        // A writer killed between staging a snapshot file and renaming it
+        // over leaves the staged file; nothing else would ever remove it.
+        sys::remove_stale_staged(&root_dir);
         Ok(Store {
             root_dir,
             legacy_root_dir,
             durable,
             sessions: HashMap::new(),
+            stuck: HashSet::new(),
             #[cfg(test)]
             before_write: None,
         })
@@ -214,7 +253,8 @@ impl Store {
     pub fn read(&mut self, id: &str, allow_snapshot_file: bool, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let key = self.readable_journal_key(id);
-        self.ensure_current(id, key, allow_snapshot_file, Locking::TakeShared, host)?;
+        let locking = self.read_locking(&key.path);
+        self.ensure_current(id, key, allow_snapshot_file, locking, host)?;
         Ok(self.view(id))
     }
 
@@ -248,6 +288,12 @@ impl Store {
             }
         }
         let replay = replay_current(session, &key.path, &jsid, locking, host)?;
+        if host.unanswered() {
+            // Built on placeholders: dropped, and the cached state stays as
+            // it was (keyed on the old journal, so it is not mistaken for
+            // current).
+            return Err(StoreError::Unanswered);
+        }
         let visible = Cached::Model(Box::new(replay.visible()));
         // The state describes the bytes replayed, which may be more than the
         // stat saw if a writer appended in between: key it (and any snapshot
@@ -275,8 +321,9 @@ impl Store {
     pub fn flush(&mut self, id: &str, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let key = self.readable_journal_key(id);
-        self.ensure_current(id, key.clone(), false, Locking::TakeShared, host)?;
-        self.ensure_model(id, &key, Locking::TakeShared, host)?;
+        let locking = self.read_locking(&key.path);
+        self.ensure_current(id, key.clone(), false, locking, host)?;
+        self.ensure_model(id, &key, locking, host)?;
         self.persist(id)?;
         Ok(self.view(id))
     }
@@ -286,12 +333,36 @@ impl Store {
     /// re-stat let a concurrent append be claimed by a snapshot that lacks it,
     /// and writers trusting that file then reused sequence numbers.
     fn persist(&mut self, id: &str) -> Result<(), StoreError> {
-        self.persist_snapshot(id)
+        self.persist_snapshot(id, false)
+    }
+
+    /// Whether the last append or flush left the snapshot file unwritten
+    /// because the snapshot nests too deeply to write unchecked (see
+    /// [`snapshot_file::DEPTH_WITHOUT_CHECK`]): the caller has V8 stringify
+    /// it (which throws the old module's RangeError when it is too deep for
+    /// this thread), then calls [`Store::persist_checked`].
+    pub fn awaits_depth_check(&self, id: &str) -> bool {
+        self.sessions.get(id).is_some_and(|s| s.awaits_depth_check)
+    }
+
+    /// Writes the snapshot file left unwritten by [`Store::awaits_depth_check`],
+    /// once V8 has stringified the snapshot of `version`. Nothing to do when
+    /// the session has moved on since (its own write settled the file).
+    pub fn persist_checked(&mut self, id: &str, version: u64) -> Result<(), StoreError> {
+        let id = safe_session_id(id)?;
+        match self.sessions.get(id) {
+            Some(s) if s.awaits_depth_check && s.version == version => self.persist_snapshot(id, true),
+            _ => Ok(()),
+        }
     }
 
     /// `appendEvent` of an event the caller has already checked and
-    /// normalized (see [`NewEvent`]).
-    pub fn append(&mut self, id: &str, event: NewEvent, host: &dyn Host) -> Result<View<'_>, StoreError> {
+    /// normalized (see [`NewEvent`]). The event is taken once its line is
+    /// written: after [`StoreError::Unanswered`] it is still there when the
+    /// line is not, and when it is gone the line is in the journal and the
+    /// caller finishes with a [`Store::flush`] (which derives the session
+    /// from the journal and writes the snapshot file, as the append would).
+    pub fn append(&mut self, id: &str, event: &mut Option<NewEvent>, host: &dyn Host) -> Result<View<'_>, StoreError> {
         let id = safe_session_id(id)?;
         let primary = self.journal_path(id);
         let (file, meta, created) = self.lock_journal(id, &primary)?;
@@ -303,7 +374,7 @@ impl Store {
         let seq = derived.map_or(1.0, |d| d.next_seq);
         let known_clean = derived.is_some_and(|d| d.clean_tail && d.key == before);
         let torn = !known_clean && !journal::ends_with_newline(&file, before.size as u64).at("read", &primary)?;
-        let line = entry_line(seq, &event, torn)?;
+        let line = entry_line(seq, event.as_ref().ok_or_else(state_missing)?, torn)?;
         #[cfg(test)]
         if let Some(hook) = &self.before_write {
             hook();
@@ -313,7 +384,7 @@ impl Store {
             sync_journal(&file, &primary, created)?;
         }
 
-        let entry = entry_value(seq, id, event);
+        let entry = entry_value(seq, id, event.take().ok_or_else(state_missing)?);
         let after = FileKey::from_info(&primary, &sys::FileInfo::of(&file).at("fstat", &primary)?);
         self.apply_own_append(id, &entry, after.clone(), host)?;
         if after.size != before.size + line.len() as i64 {
@@ -325,23 +396,45 @@ impl Store {
             self.ensure_current(id, after, false, Locking::AlreadyExclusive, host)?;
         }
         drop(file);
-        self.persist_snapshot(id)?;
+        self.persist_snapshot(id, false)?;
         Ok(self.view(id))
     }
 
-    /// The session's journal, exclusively locked, with its metadata; true
-    /// when this call created it.
-    fn lock_journal(&mut self, id: &str, primary: &Path) -> Result<(LockedFile, sys::FileInfo, bool), StoreError> {
-        let (file, created) = match open_existing_journal(primary)? {
-            Some(file) => (file, false),
-            None => {
-                self.adopt_legacy_journal(id, primary)?;
-                open_journal(primary)?
-            }
+    /// The session's journal, exclusively locked unless its holder is
+    /// stuck (see [`JOURNAL_LOCK_PATIENCE`]), with its metadata; true when
+    /// this call created it.
+    fn lock_journal(&mut self, id: &str, primary: &Path) -> Result<(JournalFile, sys::FileInfo, bool), StoreError> {
+        let open = |store: &mut Store| -> Result<(File, bool), StoreError> {
+            Ok(match open_existing_journal(primary)? {
+                Some(file) => (file, false),
+                None => {
+                    store.adopt_legacy_journal(id, primary)?;
+                    open_journal(primary)?
+                }
+            })
         };
-        let locked = sys::lock_exclusive(file, primary, JOURNAL_LOCK_PATIENCE)?;
-        let meta = sys::FileInfo::of(&locked).at("fstat", primary)?;
-        Ok((locked, meta, created))
+        let (file, created) = open(self)?;
+        let patience = if self.stuck.contains(primary) { Duration::ZERO } else { JOURNAL_LOCK_PATIENCE };
+        let journal = match sys::lock_exclusive(file, primary, patience) {
+            Ok(locked) => {
+                self.stuck.remove(primary);
+                JournalFile::Locked(locked)
+            }
+            Err(e) if e.is_timed_out() => {
+                self.stuck.insert(primary.to_path_buf());
+                // The wait closed the file: open it again, unlocked.
+                JournalFile::Unlocked(open(self)?.0)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let meta = sys::FileInfo::of(&journal).at("fstat", primary)?;
+        Ok((journal, meta, created))
+    }
+
+    /// How a read replays `journal`: under a shared lock, unless a writer
+    /// holding it is known to be stuck (see [`JOURNAL_LOCK_PATIENCE`]).
+    fn read_locking(&self, journal: &Path) -> Locking {
+        if self.stuck.contains(journal) { Locking::Unlocked } else { Locking::TakeShared }
     }
 
     /// The old module copies a legacy journal into the primary directory on
@@ -362,7 +455,14 @@ impl Store {
             return Err(state_missing());
         };
         model.clear_changes();
-        if let Err(message) = apply_event(model, entry, host) {
+        let applied = apply_event(model, entry, host);
+        if host.unanswered() {
+            // The line is in the journal; the state built on placeholders
+            // is dropped, and the caller derives it from the journal.
+            session.replay = None;
+            return Err(StoreError::Unanswered);
+        }
+        if let Err(message) = applied {
             // The line is in the journal; like the old module, report the
             // TypeError and let the next read re-derive from the journal.
             session.replay = None;
@@ -378,15 +478,21 @@ impl Store {
         Ok(())
     }
 
-    fn persist_snapshot(&self, id: &str) -> Result<(), StoreError> {
+    fn persist_snapshot(&mut self, id: &str, depth_checked: bool) -> Result<(), StoreError> {
         let snapshot_path = self.snapshot_path(id);
-        let d = self.sessions[id].derived.as_ref().ok_or_else(state_missing)?;
+        let session = self.sessions.get_mut(id).ok_or_else(state_missing)?;
+        let d = session.derived.as_ref().ok_or_else(state_missing)?;
         // Only appends and flushes persist, and both work on the model.
         let Cached::Model(model) = &d.snapshot else { return Err(state_missing()) };
+        let Some(text) = snapshot_file::render(model, d.key.size, d.next_seq, depth_checked) else {
+            session.awaits_depth_check = true;
+            return Ok(());
+        };
+        session.awaits_depth_check = false;
         if self.durable {
-            snapshot_file::write_durable(&snapshot_path, model, d.key.size, d.next_seq)?;
+            snapshot_file::write_durable(&snapshot_path, &text)?;
         } else {
-            snapshot_file::write(&snapshot_path, model, d.key.size, d.next_seq)?;
+            snapshot_file::write(&snapshot_path, &text)?;
         }
         Ok(())
     }
@@ -427,7 +533,8 @@ impl Store {
             }
             safe_session_id(&id)?;
             let key = self.key_at(&id, primary_dir.as_ref(), legacy_dir.as_ref());
-            self.ensure_current(&id, key, true, Locking::TakeShared, host)?;
+            let locking = self.read_locking(&key.path);
+            self.ensure_current(&id, key, true, locking, host)?;
             let version = self.view(&id).version;
             out.push((id, version));
         }
@@ -480,6 +587,30 @@ impl Store {
         self.sessions.get(id)?.delta.as_ref().filter(|d| d.to == self.sessions[id].version)
     }
 
+    /// Calls `found` with every `Value::Host` handle the cached snapshots
+    /// hold (once or more each), so a binding can release the host values
+    /// no snapshot names any more. Replays never hold one: they come from
+    /// the journal's JSON.
+    pub fn host_handles(&self, found: &mut dyn FnMut(u32)) {
+        let mut stack: Vec<&Value> = Vec::new();
+        for session in self.sessions.values() {
+            if let Some(Derived { snapshot: Cached::Model(model), .. }) = &session.derived {
+                stack.extend(model.built_values());
+            }
+            while let Some(v) = stack.pop() {
+                match v {
+                    Value::Host(h) => found(*h),
+                    Value::Array(items) => stack.extend(items.iter()),
+                    Value::Object(o) => {
+                        stack.extend(o.iter().map(|(_, v)| v));
+                        stack.extend(o.proto());
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
     /// The snapshot last derived for a session, without checking the journal.
     pub fn current(&self, id: &str) -> Option<&Cached> {
         self.sessions.get(id)?.derived.as_ref().map(|d| &d.snapshot)
@@ -516,6 +647,7 @@ impl Session {
         self.derived = Some(derived);
         self.version = NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.delta = None;
+        self.awaits_depth_check = false;
     }
 }
 
@@ -692,8 +824,8 @@ mod tests {
         let root = temp_root("append");
         let host = TestHost(1_893_456_000_000.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s"}"#), &host).unwrap();
-        let v = store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s"}"#)), &host).unwrap();
+        let v = store.append("s", &mut Some(event(r#"{"type":"agent_done","id":"s"}"#)), &host).unwrap();
         assert_eq!(model(v.snapshot).get(crate::session::schema::Field::Phase).as_js_str().map(JsStr::to_lossy).as_deref(), Some("variants_ready"));
         let journal = fs::read_to_string(store.journal_path("s")).unwrap();
         assert_eq!(
@@ -710,7 +842,7 @@ mod tests {
         let root = temp_root("tail");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s"}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s"}"#)), &host).unwrap();
         let path = store.journal_path("s");
         // Another writer: a corrupt line, a good line and a stale checkpoint.
         append_raw(&path, "{oops\n");
@@ -733,10 +865,10 @@ mod tests {
         let root = temp_root("torn");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s"}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s"}"#)), &host).unwrap();
         append_raw(&store.journal_path("s"), r#"{"seq":2,"id":"s","type":"agent_do"#);
-        store.append("s", event(r#"{"type":"agent_done","id":"s"}"#), &host).unwrap();
-        store.append("s", event(r#"{"type":"variant_mounted","variant":1,"id":"s"}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"agent_done","id":"s"}"#)), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"variant_mounted","variant":1,"id":"s"}"#)), &host).unwrap();
         let replay = journal::replay_file(&store.journal_path("s"), &JsStr::from("s"), &host, Locking::TakeShared).unwrap();
         let s = text(&Cached::Model(Box::new(replay.visible())));
         assert!(s.contains(r#""renderState":"mounted""#), "{s}");
@@ -749,7 +881,7 @@ mod tests {
         let root = temp_root("hydrate");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":2}"#)), &host).unwrap();
         // A snapshot file that claims the current size is believed as is...
         let snap_path = store.snapshot_path("s");
         let doctored = fs::read_to_string(&snap_path).unwrap().replace("\"expectedVariants\": 2", "\"expectedVariants\": 7");
@@ -769,7 +901,7 @@ mod tests {
         let root = temp_root("text");
         let host = TestHost(1_893_456_000_000.0);
         let mut writer = Store::open(&root, false).unwrap();
-        writer.append("s", event(r#"{"type":"generate","id":"s","count":2,"prompt":"é \"q\" \u2028"}"#), &host).unwrap();
+        writer.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":2,"prompt":"é \"q\" \u2028"}"#)), &host).unwrap();
         let want = text(writer.read("s", false, &host).unwrap().snapshot);
         let mut fresh = Store::open(&root, false).unwrap();
         let got = fresh.read("s", true, &host).unwrap().snapshot;
@@ -779,7 +911,7 @@ mod tests {
         let mut flusher = Store::open(&root, false).unwrap();
         assert!(matches!(flusher.read("s", true, &host).unwrap().snapshot, Cached::Text(_)));
         assert_eq!(text(flusher.flush("s", &host).unwrap().snapshot), want, "flush writes from the model");
-        let after = fresh.append("s", event(r#"{"type":"agent_done","id":"s"}"#), &host).unwrap();
+        let after = fresh.append("s", &mut Some(event(r#"{"type":"agent_done","id":"s"}"#)), &host).unwrap();
         assert!(matches!(after.snapshot, Cached::Model(_)));
         let again = text(after.snapshot);
         let mut replayed = Store::open(&root, false).unwrap();
@@ -793,7 +925,7 @@ mod tests {
         let root = temp_root("unusual");
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":2}"#)), &host).unwrap();
         let snap_path = store.snapshot_path("s");
         let original = fs::read_to_string(&snap_path).unwrap();
         let variants = [
@@ -833,15 +965,15 @@ mod tests {
         let root = temp_root("closed");
         let host = TestHost(1_893_456_000_000.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":3}"#), &host).unwrap();
-        store.append("s", event(r#"{"type":"variant_mounted","id":"s","variant":1}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":3}"#)), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"variant_mounted","id":"s","variant":1}"#)), &host).unwrap();
         let (journal, snapshot) = (store.journal_path("s"), store.snapshot_path("s"));
         assert_eq!((descriptors_open_on(&journal), descriptors_open_on(&snapshot)), (0, 0), "after appends");
         store.flush("s", &host).unwrap();
         assert_eq!((descriptors_open_on(&journal), descriptors_open_on(&snapshot)), (0, 0), "after a flush");
         fs::remove_file(&journal).unwrap();
         fs::remove_file(&snapshot).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":2}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":2}"#)), &host).unwrap();
         assert_snapshot_file_current(&mut store, "s", &host);
     }
 
@@ -851,7 +983,7 @@ mod tests {
         let host = TestHost(0.0);
         let mut store = Store::open(&root, false).unwrap();
         for bad in ["../x", "a/b", "", "a\0b", &"x".repeat(129)] {
-            let err = store.append(bad, event(r#"{"type":"x"}"#), &host).err().unwrap();
+            let err = store.append(bad, &mut Some(event(r#"{"type":"x"}"#)), &host).err().unwrap();
             assert_eq!(err.to_string(), format!("invalid session id: {}", bad));
         }
         assert!(store.list_ids().unwrap().is_empty());
@@ -865,7 +997,7 @@ mod tests {
         let root = temp_root("race");
         let host = TestHost(1_893_456_000_000.0);
         let mut store = Store::open(&root, false).unwrap();
-        store.append("s", event(r#"{"type":"generate","id":"s","count":3}"#), &host).unwrap();
+        store.append("s", &mut Some(event(r#"{"type":"generate","id":"s","count":3}"#)), &host).unwrap();
         let journal = store.journal_path("s");
         let fired = std::rc::Rc::new(std::cell::Cell::new(false));
         let seen = fired.clone();
@@ -874,7 +1006,7 @@ mod tests {
                 append_raw(&journal, "{\"seq\":2,\"id\":\"s\",\"type\":\"variant_mounted\",\"ts\":\"2030-01-01T00:00:01.000Z\",\"event\":{\"type\":\"variant_mounted\",\"id\":\"s\",\"variant\":2}}\n");
             }
         }));
-        let got = text(store.append("s", event(r#"{"type":"agent_phase","id":"s","phase":"picked_up"}"#), &host).unwrap().snapshot);
+        let got = text(store.append("s", &mut Some(event(r#"{"type":"agent_phase","id":"s","phase":"picked_up"}"#)), &host).unwrap().snapshot);
         assert!(fired.get(), "the foreign line went in mid-append");
         assert!(got.contains(r#""mountedVariants":[2]"#), "the foreign event is in the returned snapshot: {got}");
         let journal_len = fs::metadata(store.journal_path("s")).unwrap().len();

@@ -269,6 +269,16 @@ impl Drop for SharedLock {
 /// and renames it over ([`StagedFile`]), which is atomic too, only dearer.
 pub struct WriteLease<'a>(&'a File);
 
+/// An existing file opened to be rewritten in place under a
+/// [`write_lease`], never through a symlink: a link planted at the name is
+/// an error (the caller then stages and renames over, replacing the link,
+/// not writing its target). Nor does it wait while another writer holds a
+/// lease on the file (a writer stopped inside its rewrite would hold every
+/// open up to `/proc/sys/fs/lease-break-time`, 45 s): that is an error too.
+pub fn open_to_rewrite(path: &Path) -> io::Result<File> {
+    os::open_to_rewrite(path)
+}
+
 pub fn write_lease(file: &File) -> io::Result<WriteLease<'_>> {
     os::write_lease(file)?;
     Ok(WriteLease(file))
@@ -330,6 +340,39 @@ impl StagedFile {
     }
 }
 
+/// The pid in a staging file's name (`.<16 hex>.<target>.<pid>.tmp`), or
+/// `None` when `name` is not one.
+fn staged_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (random, rest) = rest.split_at_checked(16)?;
+    if !random.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let (target, pid) = rest.strip_prefix('.')?.rsplit_once('.')?;
+    if target.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    pid.parse().ok()
+}
+
+/// Removes the staging files in `dir` left by processes that no longer
+/// exist (killed between creating one and renaming it over its target);
+/// how many. A live pid's are never touched, even when the pid was reused
+/// since: the file is left, never a writer's file taken from under it.
+/// Best effort: an unreadable directory or a file already gone is skipped.
+pub fn remove_stale_staged(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(staged_pid) else { continue };
+        if pid != std::process::id() && !pid_is_alive(f64::from(pid)) && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
 impl Deref for StagedFile {
     type Target = File;
     fn deref(&self) -> &File {
@@ -382,9 +425,14 @@ pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()>
 /// system), the text would be cut short and fail the validation every
 /// caller makes (snapshot files must parse and name the journal size, lock
 /// records must parse and carry a token): a slow path, never wrong data.
+///
+/// The open never waits on a write lease another process holds (see
+/// [`open_to_rewrite`]): it fails with EWOULDBLOCK instead, which callers
+/// take as an unreadable file (a snapshot file is then replayed from its
+/// journal).
 pub fn read_file_into(path: &Path, bytes: &mut Vec<u8>) -> io::Result<()> {
     use std::io::Read;
-    let mut file = File::open(path)?;
+    let mut file = os::open_to_read(path)?;
     bytes.clear();
     loop {
         if bytes.len() == bytes.capacity() {

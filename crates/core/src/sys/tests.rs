@@ -166,6 +166,39 @@ fn sys_file_info_and_stamp() {
     assert!(FileInfo::of_path(&s.0.with_extension("missing")).is_err());
 }
 
+/// Staging files of dead pids go; a live pid's, this process's and files
+/// merely named like them stay.
+#[test]
+#[cfg(unix)]
+fn sys_stale_staged_files_of_dead_pids_are_removed() {
+    let dir = Scratch::new("stale");
+    fs::create_dir(&dir.0).expect("dir");
+    let dead = dead_pid();
+    let staged = |pid: u32| format!(".0123456789abcdef.s.snapshot.json.{pid}.tmp");
+    let kept = [
+        staged(1),
+        staged(std::process::id()),
+        format!(".0123456789abcdeg.s.snapshot.json.{dead}.tmp"),
+        format!(".0123456789abcdef.{dead}.tmp"),
+        format!("0123456789abcdef.s.snapshot.json.{dead}.tmp"),
+        format!(".0123456789abcdef.s.snapshot.json.{dead}x.tmp"),
+        "s.jsonl".to_owned(),
+    ];
+    for name in kept.iter().chain([&staged(dead)]) {
+        fs::write(dir.0.join(name), "x").expect("write");
+    }
+    // A staged file this process is writing, as a concurrent append would.
+    let live = StagedFile::create(&dir.0.join("t.snapshot.json")).expect("stage");
+    assert_eq!(remove_stale_staged(&dir.0), 1);
+    let mut left: Vec<String> = fs::read_dir(&dir.0).expect("list").map(|e| e.expect("entry").file_name().into_string().expect("utf-8")).collect();
+    left.sort();
+    let mut want: Vec<String> = kept.to_vec();
+    want.push(live.path().file_name().and_then(|n| n.to_str()).expect("name").to_owned());
+    want.sort();
+    assert_eq!(left, want);
+    assert_eq!(remove_stale_staged(&dir.0.join("missing")), 0);
+}
+
 #[test]
 fn sys_staged_file_replaces_the_target_or_leaves_nothing() {
     let dir = Scratch::new("staged");

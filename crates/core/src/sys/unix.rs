@@ -80,6 +80,20 @@ pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// An existing file opened for writing, never through a symlink
+/// (`O_NOFOLLOW`: a link at the name fails with ELOOP), and never waiting
+/// on another process's write lease (`O_NONBLOCK`: EWOULDBLOCK at once).
+pub(crate) fn open_to_rewrite(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)
+}
+
+/// A file opened for reading without waiting on another process's write
+/// lease (`O_NONBLOCK`, which regular files otherwise ignore; a FIFO planted
+/// at the name does not block the open either).
+pub(crate) fn open_to_read(path: &Path) -> io::Result<File> {
+    OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
+}
+
 /// `rename(2)` replaces the target atomically; readers that have the old file
 /// open keep reading it.
 pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {

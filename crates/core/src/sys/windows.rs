@@ -203,6 +203,18 @@ pub(crate) fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// An existing file opened for writing. A symlink is followed: nothing is
+/// rewritten in place on Windows (the write lease is always refused), so a
+/// file opened here is only ever closed again.
+pub(crate) fn open_to_rewrite(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).open(path)
+}
+
+/// A file opened for reading (Windows has no leases to wait on).
+pub(crate) fn open_to_read(path: &Path) -> io::Result<File> {
+    File::open(path)
+}
+
 /// How often a rename over a busy target is tried before giving up.
 const RENAME_ATTEMPTS: u32 = 10;
 

@@ -4,11 +4,6 @@ use crate::js::value::{hash_bytes, key_hash, Object};
 use crate::js::string::JsStr;
 use crate::js::value::Value;
 
-/// Nesting deeper than this is refused. V8's own `JSON.stringify` fails near
-/// 4,200 levels on Node 20, so no line the old module could write comes near
-/// it; the limit keeps recursion well within the native stack.
-pub const MAX_DEPTH: usize = 5_000;
-
 #[derive(Debug, PartialEq)]
 pub struct ParseError {
     /// Byte offset where the text stopped being JSON.
@@ -19,7 +14,7 @@ pub struct ParseError {
 pub fn parse(text: &str) -> Result<Value, ParseError> {
     let mut p = Parser { b: text.as_bytes(), i: 0, text };
     p.skip_ws();
-    let v = p.value(0).map_err(|e| *e)?;
+    let v = p.value().map_err(|e| *e)?;
     p.skip_ws();
     if p.i != p.b.len() {
         return Err(*p.err("Unexpected non-whitespace character after JSON"));
@@ -50,6 +45,13 @@ pub fn parse_simple(text: &str) -> Option<Value> {
 /// unboxed error made each level copy and test a larger result.
 type Parsed<T> = Result<T, Box<ParseError>>;
 
+/// A container the parser is inside of, with what it holds so far (an
+/// object also holds the key whose value is being read).
+enum Open {
+    Array(Vec<Value>),
+    Object(Object, JsStr, u32),
+}
+
 struct Parser<'a> {
     b: &'a [u8],
     i: usize,
@@ -76,21 +78,103 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn value(&mut self, depth: usize) -> Parsed<Value> {
-        if depth > MAX_DEPTH {
-            return Err(self.err("Nesting too deep"));
+    /// One value, with its nested containers on a stack of their own: the
+    /// depth of the text never reaches the native stack (V8's `JSON.parse`
+    /// is iterative too, and accepts a line nested a million deep).
+    fn value(&mut self) -> Parsed<Value> {
+        let mut open: Vec<Open> = Vec::new();
+        loop {
+            // Start a value: a scalar is complete at once, a container is
+            // either empty (complete) or opened with its first slot pending.
+            let mut done = match self.b.get(self.i) {
+                None => return Err(self.err("Unexpected end of JSON input")),
+                Some(b'{') => {
+                    self.i += 1;
+                    self.skip_ws();
+                    if self.b.get(self.i) == Some(&b'}') {
+                        self.i += 1;
+                        Value::Object(Object::new())
+                    } else {
+                        let (key, hash) = self.member_key()?;
+                        open.push(Open::Object(Object::with_capacity(8), key, hash));
+                        continue;
+                    }
+                }
+                Some(b'[') => {
+                    self.i += 1;
+                    self.skip_ws();
+                    if self.b.get(self.i) == Some(&b']') {
+                        self.i += 1;
+                        Value::Array(Vec::new())
+                    } else {
+                        open.push(Open::Array(Vec::new()));
+                        continue;
+                    }
+                }
+                Some(b'"') => Value::String(self.string()?),
+                Some(b't') => self.literal("true", Value::Bool(true))?,
+                Some(b'f') => self.literal("false", Value::Bool(false))?,
+                Some(b'n') => self.literal("null", Value::Null)?,
+                Some(b'-' | b'0'..=b'9') => self.number()?,
+                Some(_) => return Err(self.err("Unexpected token")),
+            };
+            // Hand the finished value to its container; close every
+            // container that this completes, up to one expecting more.
+            loop {
+                let Some(top) = open.last_mut() else { return Ok(done) };
+                self.skip_ws();
+                let next = self.b.get(self.i).copied();
+                match top {
+                    Open::Array(items) => {
+                        items.push(done);
+                        match next {
+                            Some(b',') => {
+                                self.i += 1;
+                                self.skip_ws();
+                                break;
+                            }
+                            Some(b']') => self.i += 1,
+                            _ => return Err(self.err("Expected ',' or ']' after array element in JSON")),
+                        }
+                    }
+                    Open::Object(obj, key, hash) => {
+                        obj.set_js_hashed(std::mem::replace(key, JsStr::Static("")), *hash, done);
+                        match next {
+                            Some(b',') => {
+                                self.i += 1;
+                                let (k, h) = self.member_key()?;
+                                (*key, *hash) = (k, h);
+                                break;
+                            }
+                            Some(b'}') => self.i += 1,
+                            _ => return Err(self.err("Expected ',' or '}' after property value in JSON")),
+                        }
+                    }
+                }
+                done = match open.pop() {
+                    Some(Open::Array(items)) => Value::Array(items),
+                    Some(Open::Object(obj, ..)) => Value::Object(obj),
+                    None => unreachable!("the top was just seen"),
+                };
+            }
         }
-        match self.b.get(self.i) {
-            None => Err(self.err("Unexpected end of JSON input")),
-            Some(b'{') => self.object(depth),
-            Some(b'[') => self.array(depth),
-            Some(b'"') => Ok(Value::String(self.string()?)),
-            Some(b't') => self.literal("true", Value::Bool(true)),
-            Some(b'f') => self.literal("false", Value::Bool(false)),
-            Some(b'n') => self.literal("null", Value::Null),
-            Some(b'-' | b'0'..=b'9') => self.number(),
-            Some(_) => Err(self.err("Unexpected token")),
+    }
+
+    /// `"key" :` and the whitespace around it, leaving the parser at the
+    /// member's value.
+    fn member_key(&mut self) -> Parsed<(JsStr, u32)> {
+        self.skip_ws();
+        if self.b.get(self.i) != Some(&b'"') {
+            return Err(self.err("Expected property name or '}' in JSON"));
         }
+        let key = self.key()?;
+        self.skip_ws();
+        if self.b.get(self.i) != Some(&b':') {
+            return Err(self.err("Expected ':' after property name in JSON"));
+        }
+        self.i += 1;
+        self.skip_ws();
+        Ok(key)
     }
 
     fn literal(&mut self, word: &str, v: Value) -> Parsed<Value> {
@@ -99,63 +183,6 @@ impl<'a> Parser<'a> {
             Ok(v)
         } else {
             Err(self.err("Unexpected token"))
-        }
-    }
-
-    fn object(&mut self, depth: usize) -> Parsed<Value> {
-        self.i += 1;
-        let mut obj = Object::with_capacity(8);
-        self.skip_ws();
-        if self.b.get(self.i) == Some(&b'}') {
-            self.i += 1;
-            return Ok(Value::Object(obj));
-        }
-        loop {
-            self.skip_ws();
-            if self.b.get(self.i) != Some(&b'"') {
-                return Err(self.err("Expected property name or '}' in JSON"));
-            }
-            let (key, hash) = self.key()?;
-            self.skip_ws();
-            if self.b.get(self.i) != Some(&b':') {
-                return Err(self.err("Expected ':' after property name in JSON"));
-            }
-            self.i += 1;
-            self.skip_ws();
-            let v = self.value(depth + 1)?;
-            obj.set_js_hashed(key, hash, v);
-            self.skip_ws();
-            match self.b.get(self.i) {
-                Some(b',') => self.i += 1,
-                Some(b'}') => {
-                    self.i += 1;
-                    return Ok(Value::Object(obj));
-                }
-                _ => return Err(self.err("Expected ',' or '}' after property value in JSON")),
-            }
-        }
-    }
-
-    fn array(&mut self, depth: usize) -> Parsed<Value> {
-        self.i += 1;
-        let mut items = Vec::new();
-        self.skip_ws();
-        if self.b.get(self.i) == Some(&b']') {
-            self.i += 1;
-            return Ok(Value::Array(items));
-        }
-        loop {
-            self.skip_ws();
-            items.push(self.value(depth + 1)?);
-            self.skip_ws();
-            match self.b.get(self.i) {
-                Some(b',') => self.i += 1,
-                Some(b']') => {
-                    self.i += 1;
-                    return Ok(Value::Array(items));
-                }
-                _ => return Err(self.err("Expected ',' or ']' after array element in JSON")),
-            }
         }
     }
 

@@ -8,7 +8,7 @@
 //! slower than the old module's plain `JSON.parse`. Validating first keeps
 //! the promise that V8 will accept the text, so a file either module wrote
 //! never reaches V8 broken; anything this module is unsure of (escaped keys,
-//! deep nesting) returns `None` and the caller takes the full parser.
+//! nesting past 64 levels) returns `None` and the caller takes the full parser.
 
 use std::ops::Range;
 
@@ -28,9 +28,13 @@ pub struct MemberSpan {
     pub value: Range<usize>,
 }
 
-/// Deeper nesting than this is left to the full parser (V8 accepts more, but
-/// the skim need not: it only has to be sure when it says yes).
-const MAX_DEPTH: usize = 512;
+/// Deeper nesting than this is left to the full parser, which keeps its
+/// nesting on the heap (V8 accepts more, but the skim need not: it only has
+/// to be sure when it says yes). The skim recurses, and this bound keeps it
+/// to a few kilobytes of native stack: it may run with little left (a
+/// worker's JavaScript at its stack limit leaves the native code under
+/// 200 KB).
+const MAX_DEPTH: usize = 64;
 
 /// The members of `text` when it is exactly one JSON object (surrounded by
 /// optional whitespace) that `JSON.parse` accepts and whose keys hold no

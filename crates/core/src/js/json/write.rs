@@ -2,7 +2,7 @@
 
 use crate::js::json::parse::plain_len;
 use crate::js::number::number_to_string;
-use crate::js::value::Object;
+use crate::js::value::Members;
 use crate::js::string::JsStr;
 use crate::js::value::Value;
 
@@ -10,37 +10,176 @@ use crate::js::value::Value;
 /// (`undefined`), as JS returns `undefined` then.
 pub fn stringify(v: &Value) -> Option<String> {
     let mut out = String::new();
-    write_value(&mut out, v, None, 0).then_some(out)
+    write_value(&mut out, v, None, 0, &mut Stack::default()).then_some(out)
 }
 
 /// `JSON.stringify(v, null, 2)`.
 pub fn stringify_pretty(v: &Value) -> Option<String> {
     let mut out = String::new();
-    write_value(&mut out, v, Some(2), 0).then_some(out)
+    write_value(&mut out, v, Some(2), 0, &mut Stack::default()).then_some(out)
 }
 
 /// `JSON.stringify(o)` (or with `indent`, `JSON.stringify(o, null, indent)`)
 /// of an object given by its members in order.
 pub fn stringify_members<'a>(members: impl Iterator<Item = (&'a JsStr, &'a Value)>, indent: Option<usize>) -> String {
+    render_members(members, indent, usize::MAX).0
+}
+
+/// [`stringify_members`], or `None` as soon as the object turns out to nest
+/// deeper than `max_depth` (1: no member is a non-empty array or object).
+/// Indented text grows with the square of the depth, so the check comes
+/// before the text, not after.
+pub fn stringify_members_within<'a>(members: impl Iterator<Item = (&'a JsStr, &'a Value)>, indent: Option<usize>, max_depth: usize) -> Option<String> {
+    let (text, depth) = render_members(members, indent, max_depth.saturating_sub(1));
+    (depth <= max_depth).then_some(text)
+}
+
+/// The members' text and how deeply they nest, the text stopping short
+/// once the nesting passes `max_open` containers below the object.
+fn render_members<'a>(members: impl Iterator<Item = (&'a JsStr, &'a Value)>, indent: Option<usize>, max_open: usize) -> (String, usize) {
     // A snapshot renders to one or two kilobytes: one allocation, not a
     // string doubling its way up.
     let mut out = String::with_capacity(2048);
-    write_members(&mut out, members, indent, 0);
-    out
+    let mut open = Stack { max_open, ..Stack::default() };
+    out.push('{');
+    let mut wrote_any = false;
+    for (k, v) in members {
+        if !matches!(v, Value::Undefined | Value::Host(_)) {
+            member_head(&mut out, k, indent, 1, &mut wrote_any);
+            write_value(&mut out, v, indent, 1, &mut open);
+            if open.deepest > open.max_open {
+                break;
+            }
+        }
+    }
+    close(&mut out, b'}', indent, 0, wrote_any);
+    (out, open.deepest + 1)
 }
 
-/// Writes `v`; returns false (writing nothing) for `undefined`.
-fn write_value(out: &mut String, v: &Value, indent: Option<usize>, level: usize) -> bool {
+/// A container being written: what is left of it, and whether anything of
+/// it was written yet.
+enum Open<'a> {
+    Array(std::slice::Iter<'a, Value>, bool),
+    Object(Members<'a>, bool),
+}
+
+/// The containers being written, innermost last, and the most there were;
+/// writing stops once there are more than `max_open`.
+struct Stack<'a> {
+    open: Vec<Open<'a>>,
+    deepest: usize,
+    max_open: usize,
+}
+
+impl Default for Stack<'_> {
+    fn default() -> Self {
+        Stack { open: Vec::new(), deepest: 0, max_open: usize::MAX }
+    }
+}
+
+impl<'a> Stack<'a> {
+    fn push(&mut self, container: Open<'a>) {
+        self.open.push(container);
+        self.deepest = self.deepest.max(self.open.len());
+    }
+}
+
+/// Writes `v` at indentation `level`; returns false (writing nothing) for
+/// `undefined`. Nested containers go on `open`, a stack of their own, so no
+/// depth of the value reaches the native stack; callers pass one stack down
+/// to save its allocation.
+fn write_value<'a>(out: &mut String, v: &'a Value, indent: Option<usize>, level: usize, stack: &mut Stack<'a>) -> bool {
+    let base = stack.open.len();
+    if !write_scalar_or_open(out, v, stack) {
+        return false;
+    }
+    while stack.open.len() > base {
+        if stack.deepest > stack.max_open {
+            // Too deep for the caller: the text is abandoned.
+            stack.open.truncate(base);
+            break;
+        }
+        // Items of the container on top sit one level below it.
+        let at = level + (stack.open.len() - base);
+        let next = match stack.open.last_mut() {
+            Some(Open::Array(items, wrote_any)) => items.next().inspect(|_| {
+                separator(out, wrote_any);
+                newline(out, indent, at);
+            }),
+            Some(Open::Object(members, wrote_any)) => loop {
+                let Some((k, v)) = members.next() else { break None };
+                if !matches!(v, Value::Undefined | Value::Host(_)) {
+                    member_head(out, k, indent, at, wrote_any);
+                    break Some(v);
+                }
+            },
+            None => unreachable!("the loop runs while the stack is above its base"),
+        };
+        match next {
+            Some(child) => {
+                if !write_scalar_or_open(out, child, stack) {
+                    // An array item with no JSON form.
+                    out.push_str("null");
+                }
+            }
+            None => match stack.open.pop() {
+                Some(Open::Array(_, wrote_any)) => close(out, b']', indent, at - 1, wrote_any),
+                Some(Open::Object(_, wrote_any)) => close(out, b'}', indent, at - 1, wrote_any),
+                None => unreachable!("just seen"),
+            },
+        }
+    }
+    true
+}
+
+/// Writes a scalar or an empty container whole, or opens a container
+/// (pushing it on `open`); false for a value with no JSON form.
+fn write_scalar_or_open<'a>(out: &mut String, v: &'a Value, stack: &mut Stack<'a>) -> bool {
     match v {
         Value::Undefined | Value::Host(_) => return false,
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => write_number(out, *n),
         Value::String(s) => write_string(out, s),
-        Value::Array(items) => write_array(out, items, indent, level),
-        Value::Object(o) => write_object(out, o, indent, level),
+        Value::Array(items) if items.is_empty() => out.push_str("[]"),
+        Value::Object(o) if o.is_empty() => out.push_str("{}"),
+        Value::Array(items) => {
+            out.push('[');
+            stack.push(Open::Array(items.iter(), false));
+        }
+        Value::Object(o) => {
+            out.push('{');
+            stack.push(Open::Object(o.iter(), false));
+        }
     }
     true
+}
+
+fn separator(out: &mut String, wrote_any: &mut bool) {
+    if *wrote_any {
+        out.push(',');
+    }
+    *wrote_any = true;
+}
+
+/// `,` when needed, the line break and indentation, and `"key":`.
+fn member_head(out: &mut String, k: &JsStr, indent: Option<usize>, level: usize, wrote_any: &mut bool) {
+    separator(out, wrote_any);
+    newline(out, indent, level);
+    write_string(out, k);
+    out.push(':');
+    if indent.is_some() {
+        out.push(' ');
+    }
+}
+
+/// The closing bracket of a container at `level`, on a line of its own
+/// when it holds anything.
+fn close(out: &mut String, bracket: u8, indent: Option<usize>, level: usize, wrote_any: bool) {
+    if wrote_any {
+        newline(out, indent, level);
+    }
+    out.push(char::from(bracket));
 }
 
 pub fn write_number(out: &mut String, n: f64) {
@@ -87,54 +226,6 @@ fn newline(out: &mut String, indent: Option<usize>, level: usize) {
             left -= n;
         }
     }
-}
-
-fn write_array(out: &mut String, items: &[Value], indent: Option<usize>, level: usize) {
-    if items.is_empty() {
-        out.push_str("[]");
-        return;
-    }
-    out.push('[');
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        newline(out, indent, level + 1);
-        if !write_value(out, item, indent, level + 1) {
-            out.push_str("null");
-        }
-    }
-    newline(out, indent, level);
-    out.push(']');
-}
-
-fn write_object(out: &mut String, o: &Object, indent: Option<usize>, level: usize) {
-    write_members(out, o.iter(), indent, level);
-}
-
-fn write_members<'a>(out: &mut String, members: impl Iterator<Item = (&'a JsStr, &'a Value)>, indent: Option<usize>, level: usize) {
-    let mut wrote_any = false;
-    out.push('{');
-    for (k, v) in members {
-        if matches!(v, Value::Undefined | Value::Host(_)) {
-            continue;
-        }
-        if wrote_any {
-            out.push(',');
-        }
-        wrote_any = true;
-        newline(out, indent, level + 1);
-        write_string(out, k);
-        out.push(':');
-        if indent.is_some() {
-            out.push(' ');
-        }
-        write_value(out, v, indent, level + 1);
-    }
-    if wrote_any {
-        newline(out, indent, level);
-    }
-    out.push('}');
 }
 
 pub fn write_string(out: &mut String, s: &JsStr) {
