@@ -6,36 +6,9 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
+const { SUPPORTED, platformKey } = require('./platform.js');
+
 const BINARY = 'quiver-live-native';
-
-/** The platforms a binary is built for, by `<platform>-<arch>[-<abi>]`. */
-const SUPPORTED = [
-  'darwin-arm64',
-  'darwin-x64',
-  'linux-arm64-gnu',
-  'linux-arm64-musl',
-  'linux-x64-gnu',
-  'linux-x64-musl',
-  'win32-x64-msvc',
-];
-
-/** Whether this Linux runs on musl (Alpine and the like) rather than glibc. */
-function isMusl() {
-  const report = typeof process.report?.getReport === 'function' ? process.report.getReport() : null;
-  if (report?.header) return !report.header.glibcVersionRuntime;
-  try {
-    return fs.readFileSync('/usr/bin/ldd', 'latin1').includes('musl');
-  } catch {
-    return false;
-  }
-}
-
-function platformKey() {
-  const { platform, arch } = process;
-  if (platform === 'linux') return `linux-${arch}-${isMusl() ? 'musl' : 'gnu'}`;
-  if (platform === 'win32') return `win32-${arch}-msvc`;
-  return `${platform}-${arch}`;
-}
 
 function load() {
   const key = platformKey();
