@@ -15,7 +15,7 @@ import {
 import { NOW, writeScenario, expectedJournals } from './cli/scenario.mjs';
 import { oldModulePath, writeWithOldModule } from './cli/gen-old-fixture.mjs';
 
-const COMMANDS = ['status', 'show', 'replay', 'tail', 'locks', 'doctor'];
+const COMMANDS = ['status', 'show', 'replay', 'tail', 'locks', 'doctor', 'vendor'];
 
 /** A project holding the scenario written by this package. */
 function nativeProject(label = 'native') {
@@ -417,6 +417,7 @@ describe('quiver-live', { concurrency: true }, () => {
       [['show', 'a/b', '--json', '--cwd', project], 2, 'usage'],
       [['tail', 'alpha', '-n', '--json', '--cwd', project], 2, 'usage'],
       [['status', '--json', '--cwd', path.join(project, 'missing')], 3, 'not_found'],
+      [['vendor', path.join(project, 'bundle'), '--platforms', 'vax-vms', '--json'], 2, 'unknown_platform'],
     ];
     const results = await runAll(cases.map(([args]) => args));
     results.forEach((r, i) => {
@@ -465,6 +466,7 @@ describe('quiver-live', { concurrency: true }, () => {
     const copy = makeProject('no-binary');
     fs.mkdirSync(path.join(copy, 'bin'));
     for (const f of ['index.js', 'index.mjs', 'binding.js', 'platform.js', 'package.json', 'bin/quiver-live.mjs']) fs.copyFileSync(path.join(PACKAGE_DIR, f), path.join(copy, f));
+    fs.cpSync(path.join(PACKAGE_DIR, 'vendor'), path.join(copy, 'vendor'), { recursive: true });
     const cli = (args) => spawnSync(process.execPath, [path.join(copy, 'bin', 'quiver-live.mjs'), ...args], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, NO_COLOR: '1' } });
     const r = cli(['status', '--cwd', copy]);
     assert.equal(r.status, 4);
@@ -480,6 +482,10 @@ describe('quiver-live', { concurrency: true }, () => {
     // In a source checkout (a Cargo.toml beside package.json), the build step is named too.
     fs.writeFileSync(path.join(copy, 'Cargo.toml'), '');
     assert.match(cli(['status', '--cwd', copy]).stderr, /In this source checkout, `npm run build` builds it\./);
+    // vendor needs no binary of this platform to run.
+    const v = cli(['vendor', path.join(copy, 'bundle'), '--json']);
+    assert.equal(v.status, 3);
+    assert.equal(JSON.parse(v.stderr).error.code, 'no_binary');
   });
 
   test('the bin is reachable as `npx quiver-live-native` and as `npx quiver-live`', { timeout: 120_000 }, async () => {

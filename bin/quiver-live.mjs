@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { isDeepStrictEqual } from 'node:util';
 
 const require = createRequire(import.meta.url);
+const SUPPORTED_PLATFORM_LIST = require('../platform.js').SUPPORTED.join(', ');
 
 const EXIT_OK = 0;
 const EXIT_PROBLEMS = 1;
@@ -32,7 +33,7 @@ const FOLLOW_POLL_MS = 150;
 
 /**
  * An error the CLI reports and exits on. `code` names it for `--json`
- * (usage, not_found, load_failed, error); `details` are
+ * (usage, not_found, load_failed, error, or a vendor code such as no_binary); `details` are
  * extra fields of the JSON error.
  */
 class CliError extends Error {
@@ -743,6 +744,46 @@ Exit codes: 0 healthy, 1 problems found, 2 usage error, 3 --cwd does not exist.`
     positionals: [],
     run: cmdDoctor,
   },
+  vendor: {
+    summary: 'write a self-contained copy of this package into a folder (for a skill without node_modules)',
+    usage: 'quiver-live vendor <dir> [--platforms LIST] [--shims LIVE_DIR] [--force] [--json]',
+    help: `Writes <dir> as a self-contained folder: index.mjs and index.cjs (the four
+exports of session-store.mjs and source-lock.mjs), a loader that picks this
+platform's binary by process.platform, process.arch and the C library, the
+binaries, and manifest.json (the version and each binary's size and sha256,
+which the loader checks before loading). No network, no install step, no
+node_modules at run time. The folder is built beside <dir> and then put in
+its place; an earlier bundle there is replaced.
+
+Binaries come from this package: a local build beside it
+(quiver-live-native.<platform>.node), else an installed
+quiver-live-native-<platform> package of the same version.
+
+With --shims, LIVE_DIR (a skill's scripts/live) is integrated: its
+session-store.mjs and source-lock.mjs move to session-store.js.mjs and
+source-lock.js.mjs, and in their place come modules that export the bundle's
+functions when it loads, else the JavaScript ones; implementation.mjs makes
+that choice once per process (QUIVER_LIVE_NATIVE=0 forces JavaScript, =1
+requires the bundle; \`node implementation.mjs\` prints the choice). Running it
+again updates the shims and keeps the moved JavaScript. See docs/ADOPTING.md.
+
+Options:
+  --platforms LIST  comma-separated platforms, or \`current\`, or \`all\`
+                    (default: every one available here); supported:
+                    ${SUPPORTED_PLATFORM_LIST}
+  --shims LIVE_DIR  integrate the bundle into that live directory
+  --force           replace a non-empty <dir> that holds no bundle, or a
+                    *.js.mjs that differs from the module it would replace
+  --json            machine-readable output (errors too: one JSON object on stderr)
+  -h, --help        show this help
+
+Exit codes: 0 written, 1 refused (<dir> not a bundle, shims check failed),
+2 usage error (unknown platform), 3 a requested platform has no binary here.`,
+    flags: ['json', 'force'],
+    values: ['platforms', 'shims'],
+    positionals: ['dir'],
+    run: cmdVendor,
+  },
 };
 
 const FLAG_ALIASES = { '-f': 'follow', '-h': 'help', '-n': 'n' };
@@ -756,15 +797,16 @@ Usage: quiver-live <command> [options]
 Commands:
 ${Object.entries(COMMANDS).map(([name, cmd]) => `  ${name.padEnd(width)}  ${cmd.summary}`).join('\n')}
 
-Every command takes --cwd DIR, --json and --help. Nothing is written unless a
-flag says so (only \`locks --clear-stale\` removes files).
+Every command takes --json and --help, and those reading a project --cwd DIR.
+Nothing in a project is written unless a flag says so (only \`locks
+--clear-stale\` removes files); \`vendor\` writes the folder it is given.
 Installed as both \`quiver-live\` and \`quiver-live-native\` (\`npx quiver-live-native\`).
 
 Exit codes:
   0  ok
   1  problems found (doctor, locks), verify failed (replay --verify)
   2  usage error
-  3  not found (session, --cwd directory)
+  3  not found (session, --cwd directory, a binary to vendor)
   4  unexpected error (I/O)
 
 Colour is used only when stdout is a terminal and NO_COLOR is unset.
@@ -1225,6 +1267,42 @@ function cmdLocks(opts) {
     }
   }
   return remainingStale ? EXIT_PROBLEMS : EXIT_OK;
+}
+
+// --- vendor ----------------------------------------------------------------
+
+const vendorModule = () => require('../vendor/index.js');
+const VENDOR_EXIT = { QLN_USAGE: EXIT_USAGE, QLN_UNKNOWN_PLATFORM: EXIT_USAGE, QLN_NO_BINARY: EXIT_NOT_FOUND, QLN_NOT_A_BUNDLE: EXIT_PROBLEMS, QLN_SHIMS_REFUSED: EXIT_PROBLEMS };
+
+function formatBytes(n) {
+  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
+}
+
+function cmdVendor(opts) {
+  if (opts.dir === undefined) throw usageError('missing target directory');
+  const { vendor, VendorError } = vendorModule();
+  let report;
+  try {
+    report = vendor(opts.dir, { platforms: opts.platforms, shims: opts.shims, force: Boolean(opts.force) });
+  } catch (error) {
+    if (!(error instanceof VendorError)) throw error;
+    throw new CliError(VENDOR_EXIT[error.code] ?? EXIT_ERROR, error.message, error.code.replace(/^QLN_/, '').toLowerCase());
+  }
+  if (opts.json) {
+    writeJson(report);
+    return EXIT_OK;
+  }
+  out(`Vendored quiver-live-native ${report.version} into ${report.dir}`);
+  out(renderTable(['PLATFORM', 'SIZE', 'SHA256', 'FROM'],
+    report.platforms.map((b) => [b.platform, formatBytes(b.size), b.sha256.slice(0, 16) + '…', b.source])));
+  out(`${report.platforms.length} binar${report.platforms.length === 1 ? 'y' : 'ies'} ${formatBytes(report.binaryBytes)}; ` +
+    `the whole folder ${formatBytes(report.totalBytes)} (${formatBytes(report.totalBytes - report.binaryBytes)} of JavaScript, manifest and README)`);
+  if (report.shims) {
+    for (const m of report.shims.moved) out(`moved ${m.from} -> ${path.basename(m.to)}`);
+    for (const w of report.shims.written) out(`wrote ${w}`);
+    out(`\`node ${path.join(report.shims.liveDir, 'implementation.mjs')}\` says which implementation runs.`);
+  }
+  return EXIT_OK;
 }
 
 // --- doctor ----------------------------------------------------------------
