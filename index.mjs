@@ -55,13 +55,16 @@ function loadCommonJs(file) {
 
   function requireFrom(parent) {
     let realRequire = null;
-    return function require(id) {
+    const real = () => (realRequire ??= Module.createRequire(parent.filename));
+    function require(id) {
       const builtin = getBuiltin(id);
       if (builtin) return builtin;
       if (id.startsWith('./') || id.startsWith('../') || path.isAbsolute(id)) return load(path.resolve(path.dirname(parent.filename), id));
-      realRequire ??= Module.createRequire(parent.filename);
-      return realRequire(id);
-    };
+      return real()(id);
+    }
+    require.resolve = (id, options) => real().resolve(id, options);
+    require.cache = Module._cache;
+    return require;
   }
 
   return load(file);
