@@ -396,7 +396,7 @@ async function main() {
       for (const p of judged.problems) console.log(`  WRONG IMPLEMENTATION: ${p}`);
       if (judged.problems.length) modeFailed = true;
     }
-    if (args.whole && (installed || mode === 'js')) {
+    if (args.whole && installed) {
       const base = await wholeFor(dir);
       fs.rmSync(trace, { force: true });
       const r = runSuites(dir, base.files, env);
@@ -407,6 +407,7 @@ async function main() {
       if (installed) console.log(`${mode} whole suite implementation: ${judgeTrace(mode, readTrace(trace)).summary}`);
       if (fresh.length) modeFailed = true;
     }
+    if (args.whole && mode === 'js') await wholeFor(dir);
     console.log(`${mode}: ${modeFailed ? 'FAILED' : 'ok'} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
     if (modeFailed) failed++;
     fs.rmSync(dir, { recursive: true, force: true });
