@@ -155,9 +155,16 @@ function readOrNull(file) {
 }
 
 const scratchDirs = [];
-process.on('exit', () => {
-  for (const d of scratchDirs) fs.rmSync(d, { recursive: true, force: true });
-});
+const removeScratch = () => {
+  for (const d of scratchDirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+};
+process.on('exit', removeScratch);
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+  process.on(signal, () => {
+    removeScratch();
+    process.exit(code);
+  });
+}
 function scratchDir(prefix) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   scratchDirs.push(dir);
@@ -304,7 +311,9 @@ function runSuites(dir, files, env = {}) {
     env: { ...process.env, NODE_OPTIONS: '', NODE_PATH: '', QUIVER_LIVE_NATIVE: '', QUIVER_LIVE_NATIVE_TRACE: '', ...env },
   });
   const out = `${res.stdout}\n${res.stderr}`;
-  const count = (name) => Number((out.match(new RegExp(`^# ${name} (\\d+)`, 'm')) || [])[1] || 0);
+  // The runner's summary is the last such line: suites that run node --test
+  // themselves print their own before it.
+  const count = (name) => Number([...out.matchAll(new RegExp(`^# ${name} (\\d+)$`, 'gm'))].at(-1)?.[1] ?? 0);
   // Failing tests by name, the scratch path taken out so runs compare.
   const failures = [...out.matchAll(/^\s*not ok \d+ - (.*)$/gm)].map((m) => m[1].split(dir).join('<ref>'));
   const topFailures = [...out.matchAll(/^not ok \d+ - (.*)$/gm)].map((m) => m[1].split(dir).join('<ref>'));
