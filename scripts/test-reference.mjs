@@ -35,7 +35,7 @@
 // its scripts/test-suites.mjs default suites) in the JS baseline and in each
 // installed mode, and fails a mode that fails a test the baseline passes
 // (some of its files need dependencies this copy lacks: those fail in both).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -159,8 +159,11 @@ const removeScratch = () => {
   for (const d of scratchDirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 };
 process.on('exit', removeScratch);
+/** The suite run in progress, ended with this process. */
+let running = null;
 for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
   process.on(signal, () => {
+    running?.kill('SIGKILL');
     removeScratch();
     process.exit(code);
   });
@@ -302,22 +305,30 @@ function judgeTrace(mode, lines) {
 // ---------------------------------------------------------------------------
 // Running
 
-function runSuites(dir, files, env = {}) {
-  const res = spawnSync(process.execPath, ['--test', '--test-reporter=tap', ...files], {
+/** Runs `node --test` on `files` in `dir` (at most 30 minutes); the counts and failures of its TAP report. */
+async function runSuites(dir, files, env = {}) {
+  const child = spawn(process.execPath, ['--test', '--test-reporter=tap', ...files], {
     cwd: dir,
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
-    timeout: 30 * 60 * 1000,
+    stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NODE_OPTIONS: '', NODE_PATH: '', QUIVER_LIVE_NATIVE: '', QUIVER_LIVE_NATIVE_TRACE: '', ...env },
   });
-  const out = `${res.stdout}\n${res.stderr}`;
-  // The runner's summary is the last such line: suites that run node --test
-  // themselves print their own before it.
-  const count = (name) => Number([...out.matchAll(new RegExp(`^# ${name} (\\d+)$`, 'gm'))].at(-1)?.[1] ?? 0);
+  running = child;
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => { stdout += d; });
+  child.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
+  let timedOut = false;
+  const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, 30 * 60 * 1000);
+  await new Promise((resolve) => child.on('close', resolve));
+  clearTimeout(timer);
+  running = null;
+  // The report is on stdout, its summary the last such lines (what the tests
+  // themselves print goes to stderr, or sits inside the report as comments).
+  const count = (name) => Number([...stdout.matchAll(new RegExp(`^# ${name} (\\d+)$`, 'gm'))].at(-1)?.[1] ?? 0);
   // Failing tests by name, the scratch path taken out so runs compare.
-  const failures = [...out.matchAll(/^\s*not ok \d+ - (.*)$/gm)].map((m) => m[1].split(dir).join('<ref>'));
-  const topFailures = [...out.matchAll(/^not ok \d+ - (.*)$/gm)].map((m) => m[1].split(dir).join('<ref>'));
-  return { pass: count('pass'), fail: count('fail'), tests: count('tests'), skipped: count('skipped'), failures, topFailures, out, timedOut: res.error?.code === 'ETIMEDOUT' };
+  const failures = [...stdout.matchAll(/^\s*not ok \d+ - (.*)$/gm)].map((m) => m[1].split(dir).join('<ref>'));
+  const topFailures = [...stdout.matchAll(/^not ok \d+ - (.*)$/gm)].map((m) => m[1].split(dir).join('<ref>'));
+  return { pass: count('pass'), fail: count('fail'), tests: count('tests'), skipped: count('skipped'), failures, topFailures, out: `${stdout}\n${stderr}`, timedOut };
 }
 
 /** The reference's whole default node suite: the node files of its default suites, else every tests/*.test.mjs. */
@@ -360,7 +371,7 @@ async function main() {
     if (!baseline) {
       const js = scratchCopy(source);
       const started = Date.now();
-      baseline = { ...runSuites(js, w.files), files: w.files, from: w.from };
+      baseline = { ...(await runSuites(js, w.files)), files: w.files, from: w.from };
       console.log(line(`whole suite, js baseline (${w.files.length} files: ${w.from}; ${((Date.now() - started) / 1000).toFixed(0)}s)`, baseline));
     }
     return baseline;
@@ -391,7 +402,7 @@ async function main() {
     let modeFailed = false;
     const started = Date.now();
     for (const [label, files] of groups) {
-      const r = runSuites(dir, files, env);
+      const r = await runSuites(dir, files, env);
       console.log(line(`${mode} ${label}`, r, r.timedOut ? ' (timed out)' : ''));
       for (const f of r.topFailures) console.log(`  not ok: ${f}`);
       if (r.fail > 0 || r.tests === 0 || r.timedOut) {
@@ -408,7 +419,7 @@ async function main() {
     if (args.whole && installed) {
       const base = await wholeFor(dir);
       fs.rmSync(trace, { force: true });
-      const r = runSuites(dir, base.files, env);
+      const r = await runSuites(dir, base.files, env);
       const known = new Set(base.failures);
       const fresh = [...new Set(r.failures.filter((f) => !known.has(f)))];
       console.log(line(`${mode} whole suite`, r, `; failing beyond the js baseline: ${fresh.length ? fresh.length : 'none'}`));
