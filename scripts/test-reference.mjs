@@ -37,6 +37,7 @@
 // (some of its files need dependencies this copy lacks: those fail in both).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -163,7 +164,7 @@ process.on('exit', removeScratch);
 let running = null;
 for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
   process.on(signal, () => {
-    running?.kill('SIGKILL');
+    if (running) killGroup(running);
     removeScratch();
     process.exit(code);
   });
@@ -305,10 +306,45 @@ function judgeTrace(mode, lines) {
 // ---------------------------------------------------------------------------
 // Running
 
+/** Ends a suite run and whatever its tests started (servers included): its whole process group. */
+function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
+// The reference's live-server suite listens on this fixed port: two runs at
+// once (or a server an interrupted run left behind) fail each other.
+const LIVE_SERVER_PORT = 8499;
+
+/** Waits (at most 5 minutes) until 127.0.0.1:port can be listened on; false if it never could. */
+async function portFree(port) {
+  const deadline = Date.now() + 5 * 60 * 1000;
+  let told = false;
+  for (;;) {
+    const free = await new Promise((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+    if (free) return true;
+    if (Date.now() > deadline) return false;
+    if (!told) console.log(`  waiting for 127.0.0.1:${port} (the live-server suite's fixed port), in use by another process`);
+    told = true;
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
 /** Runs `node --test` on `files` in `dir` (at most 30 minutes); the counts and failures of its TAP report. */
 async function runSuites(dir, files, env = {}) {
+  if (!(await portFree(LIVE_SERVER_PORT))) {
+    return { pass: 0, fail: 0, tests: 0, skipped: 0, cancelled: 0, failures: [], topFailures: [`127.0.0.1:${LIVE_SERVER_PORT} stayed in use for 5 minutes`], out: '', timedOut: false };
+  }
   const child = spawn(process.execPath, ['--test', '--test-reporter=tap', ...files], {
     cwd: dir,
+    detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NODE_OPTIONS: '', NODE_PATH: '', QUIVER_LIVE_NATIVE: '', QUIVER_LIVE_NATIVE_TRACE: '', ...env },
   });
@@ -318,17 +354,19 @@ async function runSuites(dir, files, env = {}) {
   child.stdout.setEncoding('utf8').on('data', (d) => { stdout += d; });
   child.stderr.setEncoding('utf8').on('data', (d) => { stderr += d; });
   let timedOut = false;
-  const timer = setTimeout(() => { timedOut = true; child.kill('SIGKILL'); }, 30 * 60 * 1000);
+  const timer = setTimeout(() => { timedOut = true; killGroup(child); }, 30 * 60 * 1000);
   await new Promise((resolve) => child.on('close', resolve));
   clearTimeout(timer);
   running = null;
+  // Anything its tests left running (a server whose test was cut short) goes too.
+  try { process.kill(-child.pid, 'SIGKILL'); } catch { /* the group is gone */ }
   // The report is on stdout, its summary the last such lines (what the tests
   // themselves print goes to stderr, or sits inside the report as comments).
   const count = (name) => Number([...stdout.matchAll(new RegExp(`^# ${name} (\\d+)$`, 'gm'))].at(-1)?.[1] ?? 0);
   // Failing tests by name, the scratch path taken out so runs compare.
   const failures = [...stdout.matchAll(/^\s*not ok \d+ - (.*)$/gm)].map((m) => m[1].split(dir).join('<ref>'));
   const topFailures = [...stdout.matchAll(/^not ok \d+ - (.*)$/gm)].map((m) => m[1].split(dir).join('<ref>'));
-  return { pass: count('pass'), fail: count('fail'), tests: count('tests'), skipped: count('skipped'), failures, topFailures, out: `${stdout}\n${stderr}`, timedOut };
+  return { pass: count('pass'), fail: count('fail'), tests: count('tests'), skipped: count('skipped'), cancelled: count('cancelled'), todo: count('todo'), failures, topFailures, out: `${stdout}\n${stderr}`, timedOut };
 }
 
 /** The reference's whole default node suite: the node files of its default suites, else every tests/*.test.mjs. */
@@ -349,8 +387,11 @@ async function wholeSuiteFiles(dir) {
 }
 
 function line(label, r, extra = '') {
-  return `${label}: ${r.pass}/${r.tests} passed, ${r.fail} failed, ${r.skipped} skipped${extra}`;
+  return `${label}: ${r.pass}/${r.tests} passed, ${r.fail} failed, ${r.skipped} skipped${r.cancelled ? `, ${r.cancelled} cancelled` : ''}${extra}`;
 }
+
+/** A run passes when every test passed or was skipped (a cancelled test is no pass). */
+const clean = (r) => r.tests > 0 && r.fail === 0 && !r.timedOut && r.pass + r.skipped + (r.todo ?? 0) === r.tests;
 
 async function main() {
   const referenceDir = process.env.QUIVER_REFERENCE_DIR;
@@ -405,7 +446,7 @@ async function main() {
       const r = await runSuites(dir, files, env);
       console.log(line(`${mode} ${label}`, r, r.timedOut ? ' (timed out)' : ''));
       for (const f of r.topFailures) console.log(`  not ok: ${f}`);
-      if (r.fail > 0 || r.tests === 0 || r.timedOut) {
+      if (!clean(r)) {
         modeFailed = true;
         if (process.env.VERBOSE) console.log(r.out);
       }
