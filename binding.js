@@ -11,41 +11,14 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-const BINARY = 'quiver-live-native';
+const { SUPPORTED, platformKey } = require('./platform.js');
 
-/** The platforms a binary is built for, by `<platform>-<arch>[-<abi>]`. */
-const SUPPORTED = [
-  'darwin-arm64',
-  'darwin-x64',
-  'linux-arm64-gnu',
-  'linux-arm64-musl',
-  'linux-x64-gnu',
-  'linux-x64-musl',
-  'win32-x64-msvc',
-];
+const BINARY = 'quiver-live-native';
 
 /** How to do without this package where it cannot load. */
 const FALLBACK =
   "Keep quiver-cli's own JavaScript modules there: leave skill/scripts/live/session-store.mjs and " +
   'source-lock.mjs as they ship instead of re-exporting quiver-live-native (or import them when loading it throws).';
-
-/** Whether this Linux runs on musl (Alpine and the like) rather than glibc. */
-function isMusl() {
-  const report = typeof process.report?.getReport === 'function' ? process.report.getReport() : null;
-  if (report?.header) return !report.header.glibcVersionRuntime;
-  try {
-    return fs.readFileSync('/usr/bin/ldd', 'latin1').includes('musl');
-  } catch {
-    return false;
-  }
-}
-
-function platformKey() {
-  const { platform, arch } = process;
-  if (platform === 'linux') return `linux-${arch}-${isMusl() ? 'musl' : 'gnu'}`;
-  if (platform === 'win32') return `win32-${arch}-msvc`;
-  return `${platform}-${arch}`;
-}
 
 function fail(message, code, cause) {
   const err = new Error(message, cause ? { cause } : undefined);

@@ -15,7 +15,7 @@
 //
 // Workloads (names for --only): append, phases, snapshot, replay,
 // replay-scale, replay-stale, foreign, list, lock, traffic, day, big, memory,
-// durable.
+// durable, load.
 //
 // The events are the live server's own: the agent_phase names live-server.mjs
 // records, ids of 8 hex characters, generate events carrying the element
@@ -537,7 +537,7 @@ if (roundsArg >= 0) CFG.rounds = Math.max(5, Number(argv[roundsArg + 1]) || CFG.
 CFG.replayRounds = Math.max(CFG.rounds, CFG.replayRounds);
 
 const WORKLOADS = ['append', 'phases', 'snapshot', 'replay', 'replay-scale', 'replay-stale', 'foreign', 'list', 'lock',
-  'traffic', 'day', 'big', 'memory', 'durable'];
+  'traffic', 'day', 'big', 'memory', 'durable', 'load'];
 function enabled(name) {
   if (ONLY) return ONLY.has(name);
   if (name === 'big') return !QUICK || BIG;
@@ -1107,6 +1107,111 @@ function wDurable(impls) {
   row('appendEvent, native `durable: true`', { native: res.durable, ratio: `${fmt(res.durable / res.default)}x cost` });
 }
 
+/**
+ * Load cost: quiver-cli's helpers (live-status, live-poll, ...) are short
+ * processes, started again and again. Each contender is a whole `node`
+ * process, rounds alternating over all contenders, timed twice: from the
+ * outside (spawnSync wall time, what a caller waits) and by the process
+ * itself at its end (process.cpuUsage(), user + system: its own work, which a
+ * busy machine disturbs less). The figure is the median over rounds of each
+ * run minus the bare `node` run of the same round (an empty script), in ms.
+ * Contenders: the old module (from QUIVER_REFERENCE_DIR), this package through
+ * its ESM entry (`import 'quiver-live-native'`, via `exports`) and its CJS
+ * entry (`require`), a vendored bundle's index.mjs, and (with the reference)
+ * the skill's session-store.mjs shim choosing that bundle. Two kinds of
+ * process: the import alone, and a helper (create a store, read one session,
+ * exit). The project holds one session of a generation round.
+ */
+function wLoad(impls, liveDir) {
+  const root = fs.mkdtempSync(path.join(tmpRoot(), 'load-'));
+  const dir = project('load-project');
+  const id = hexId(11);
+  const store = impls.native.createLiveSessionStore({ cwd: dir });
+  for (const event of generation(id)) store.appendEvent(event);
+  const phase = store.getSnapshot(id, { includeCompleted: true }).phase;
+
+  // The package as an installed dependency, the bundle as a skill vendors it.
+  const consumer = path.join(root, 'consumer');
+  fs.mkdirSync(path.join(consumer, 'node_modules'), { recursive: true });
+  fs.symlinkSync(PACKAGE_DIR, path.join(consumer, 'node_modules', 'quiver-live-native'), 'dir');
+  const { vendor } = createRequire(import.meta.url)(path.join(PACKAGE_DIR, 'vendor', 'index.js'));
+  let shimLive = null;
+  if (liveDir) {
+    shimLive = path.join(root, 'scripts', 'live');
+    fs.cpSync(path.dirname(liveDir), path.join(root, 'scripts'), { recursive: true });
+    vendor(path.join(shimLive, 'quiver-live-native'), { platforms: 'current', shims: shimLive });
+  } else {
+    vendor(path.join(root, 'bundle'), { platforms: 'current' });
+  }
+  const bundle = shimLive ? path.join(shimLive, 'quiver-live-native') : path.join(root, 'bundle');
+
+  const entries = {
+    old: liveDir ? `import { createLiveSessionStore } from ${JSON.stringify(pathToFileURL(path.join(liveDir, 'session-store.mjs')).href)};` : null,
+    esm: "import { createLiveSessionStore } from 'quiver-live-native';",
+    cjs: "const { createLiveSessionStore } = require('quiver-live-native');",
+    vendored: `import { createLiveSessionStore } from ${JSON.stringify(pathToFileURL(path.join(bundle, 'index.mjs')).href)};`,
+    shim: shimLive ? `import { createLiveSessionStore } from ${JSON.stringify(pathToFileURL(path.join(shimLive, 'session-store.mjs')).href)};` : null,
+  };
+  const report = (phaseExpr) => `\nconst used = process.cpuUsage();\nprocess.stdout.write(JSON.stringify({ cpuMs: (used.user + used.system) / 1000, phase: ${phaseExpr} }));\n`;
+  const helperBody = `\nconst snapshot = createLiveSessionStore({ cwd: ${JSON.stringify(dir)} }).getSnapshot(${JSON.stringify(id)}, { includeCompleted: true });\n` +
+    'if (!snapshot) process.exit(3);' + report('snapshot.phase');
+  // Two baselines: an empty ES module, and an empty CommonJS script (a
+  // CommonJS main skips the ES module loader's start, about 3 ms).
+  const scripts = { bare: path.join(consumer, 'bare.mjs'), 'bare-cjs': path.join(consumer, 'bare.cjs') };
+  fs.writeFileSync(scripts.bare, report('null'));
+  fs.writeFileSync(scripts['bare-cjs'], report('null'));
+  for (const [k, text] of Object.entries(entries)) {
+    if (!text) continue;
+    const ext = k === 'cjs' ? 'cjs' : 'mjs';
+    scripts[`${k}-import`] = path.join(consumer, `${k}-import.${ext}`);
+    scripts[`${k}-helper`] = path.join(consumer, `${k}-helper.${ext}`);
+    fs.writeFileSync(scripts[`${k}-import`], text + report('null'));
+    fs.writeFileSync(scripts[`${k}-helper`], text + helperBody);
+  }
+  const env = { ...process.env, NODE_OPTIONS: '', QUIVER_LIVE_NATIVE: '', QUIVER_LIVE_NATIVE_TRACE: '' };
+  const runOnce = (file) => {
+    const t0 = now();
+    const r = spawnSync(process.execPath, [file], { cwd: consumer, env, encoding: 'utf8', timeout: 30_000 });
+    const ms = usSince(t0) / 1000;
+    let got = null;
+    try { got = JSON.parse(r.stdout); } catch { /* reported below */ }
+    if (r.status !== 0 || !got || got.phase !== (file.includes('-helper.') ? phase : null)) {
+      throw new Error(`load: ${path.basename(file)} exited ${r.status} (${r.signal ?? 'no signal'}): ${r.stdout} ${r.stderr}`.trim());
+    }
+    return { wall: ms, cpu: got.cpuMs };
+  };
+  // The first run of the bundle checks its binary's sha256 and remembers it;
+  // the warm-up round takes that (and fills the page cache).
+  const rounds = QUICK ? 10 : 30;
+  const samples = Object.fromEntries(Object.keys(scripts).map((k) => [k, []]));
+  for (let r = 0; r < rounds + 1; r++) {
+    for (const [k, file] of Object.entries(scripts)) {
+      const run = runOnce(file);
+      if (r > 0) samples[k].push(run);
+    }
+  }
+  const baseline = (k) => samples[k.startsWith('cjs-') ? 'bare-cjs' : 'bare'];
+  const added = (k, f = 'wall') => (samples[k]?.length ? median(samples[k].map((run, i) => run[f] - baseline(k)[i][f])) : null);
+  const whole = (k, f = 'wall') => (samples[k]?.length ? median(samples[k].map((run) => run[f])) : null);
+  const names = { esm: 'package ESM entry (`import`)', cjs: 'package CJS entry (`require`)', vendored: "vendored bundle's index.mjs", shim: 'skill shim choosing the vendored bundle' };
+  for (const k of ['esm', 'cjs', 'vendored', 'shim']) {
+    if (!scripts[`${k}-import`]) continue;
+    const ms = added(`${k}-import`);
+    row(`load: import alone, ${names[k]}, over bare node (ms of wall time, not µs)`, { old: added('old-import'), native: ms, targetText: '≤ 5 ms', met: ms <= 5 });
+    row(`load: import alone, ${names[k]}, over bare node (ms of the process's CPU, not µs)`, { old: added('old-import', 'cpu'), native: added(`${k}-import`, 'cpu') });
+  }
+  for (const k of ['esm', 'cjs', 'vendored', 'shim']) {
+    if (!scripts[`${k}-helper`]) continue;
+    row(`load: helper process (create a store, read one session, exit), ${names[k]}, whole process (ms, not µs)`, { old: whole('old-helper'), native: whole(`${k}-helper`) });
+  }
+  NOTES.push(`load: ${rounds} rounds (+1 warm-up) of every process in turn; bare node ${fmt(whole('bare'))} ms wall, ${fmt(whole('bare', 'cpu'))} ms CPU (an empty .mjs), ` +
+    `${fmt(whole('bare-cjs'))} ms wall (an empty .cjs), medians, load average ${loadavg()}; ` +
+    `"over bare node" = median over rounds of (run - the same round's bare run of the same module kind); helper processes: whole wall time of spawnSync. ` +
+    (liveDir ? 'old = the reference\'s session-store.mjs.' : 'old module skipped (QUIVER_REFERENCE_DIR not set), and with it the shim rows.'));
+  removeDir(root);
+  removeDir(dir);
+}
+
 // ---------------------------------------------------------------------------
 // Child processes
 
@@ -1197,6 +1302,7 @@ async function main() {
     big: () => wBig(impls, liveDir),
     memory: () => wMemory(impls, liveDir),
     durable: () => wDurable(impls),
+    load: () => wLoad(impls, liveDir),
   };
   for (const name of WORKLOADS) {
     if (!enabled(name)) continue;

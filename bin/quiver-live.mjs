@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { isDeepStrictEqual } from 'node:util';
 
 const require = createRequire(import.meta.url);
+const SUPPORTED_PLATFORM_LIST = require('../platform.js').SUPPORTED.join(', ');
 
 const EXIT_OK = 0;
 const EXIT_PROBLEMS = 1;
@@ -30,12 +31,20 @@ const UNREADABLE_LOCK_STALE_MS = 60_000;
 const STAGING_STALE_MS = 60_000;
 const FOLLOW_POLL_MS = 150;
 
+/**
+ * An error the CLI reports and exits on. `code` names it for `--json`
+ * (usage, not_found, load_failed, error, or a vendor code such as no_binary); `details` are
+ * extra fields of the JSON error.
+ */
 class CliError extends Error {
-  constructor(exitCode, message) {
+  constructor(exitCode, message, code = EXIT_CODES[exitCode] ?? 'error', details = {}) {
     super(message);
     this.exitCode = exitCode;
+    this.code = code;
+    this.details = details;
   }
 }
+const EXIT_CODES = { [EXIT_PROBLEMS]: 'problems', [EXIT_USAGE]: 'usage', [EXIT_NOT_FOUND]: 'not_found', [EXIT_ERROR]: 'error' };
 const usageError = (message) => new CliError(EXIT_USAGE, message);
 const notFound = (message) => new CliError(EXIT_NOT_FOUND, message);
 
@@ -59,6 +68,14 @@ function out(text = '') {
 
 function err(text) {
   process.stderr.write(text + '\n');
+}
+
+/** Set by main: whether --json was asked for (warnings are JSON lines then). */
+let jsonOutput = false;
+
+/** A warning on stderr that does not stop the command: text, or under --json `{ "warning": { code, message, ... } }`. */
+function warn(code, message, details = {}) {
+  err(jsonOutput ? JSON.stringify({ warning: { code, message, ...details } }) : `quiver-live: ${message}`);
 }
 
 /** Control characters in journal text must not reach the terminal raw. */
@@ -160,10 +177,30 @@ function native() {
     try {
       nativeModule = require('../index.js');
     } catch (error) {
-      throw new CliError(EXIT_ERROR, `cannot load quiver-live-native (run \`npm run build\`?): ${error.message}`);
+      throw loadFailure(error);
     }
   }
   return nativeModule;
+}
+
+/**
+ * Why the addon did not load, for someone who installed the package: the
+ * platform, what was tried (the binding's own message), and what still works.
+ */
+function loadFailure(error) {
+  let platform = `${process.platform}-${process.arch}`;
+  try { platform = require('../platform.js').platformKey(); } catch { /* keep the rough one */ }
+  // The binding's message, without Node's require stack and without repeating the platform.
+  const cause = String(error?.message ?? error)
+    .replace(/\nRequire stack:(\n- [^\n)]*)*/g, '')
+    .replace(/^quiver-live-native could not load its binary for [^:]+: /, '');
+  const lines = [
+    `cannot load quiver-live-native's binary for ${platform} (Node ${process.version}): ${cause}`,
+    "Only this tool needs it: quiver-cli's live scripts fall back to their JavaScript session-store.mjs and source-lock.mjs (docs/ADOPTING.md).",
+  ];
+  // In a source checkout the binary is built, not installed.
+  if (fs.existsSync(new URL('../Cargo.toml', import.meta.url))) lines.push('In this source checkout, `npm run build` builds it.');
+  return new CliError(EXIT_ERROR, lines.join('\n'), 'load_failed', { platform, node: process.version, cause });
 }
 
 function resolveCwd(option) {
@@ -578,7 +615,7 @@ function printTailRow(row) {
 // Commands
 
 const COMMON_OPTIONS = `  --cwd DIR   resolve the project from DIR (default: the current directory)
-  --json      machine-readable output
+  --json      machine-readable output (errors too: one JSON object on stderr)
   -h, --help  show this help`;
 
 const COMMANDS = {
@@ -602,7 +639,9 @@ Exit codes: 0 ok, 2 usage error, 3 --cwd does not exist.`,
     summary: "print one session's snapshot",
     usage: 'quiver-live show <id> [--cwd DIR] [--json]',
     help: `Prints the snapshot of a session, completed or discarded ones included:
-a readable summary, or the whole snapshot as JSON with --json. Reads only.
+a readable summary, or with --json { root, sessionsDir, session } where
+session is the whole snapshot (as status --json gives { root, sessionsDir,
+sessions }). Reads only.
 
 Options:
 ${COMMON_OPTIONS}
@@ -619,7 +658,8 @@ Exit codes: 0 ok, 2 usage error (bad id), 3 no such session.`,
     help: `Replays the session's journal from scratch, ignoring the snapshot file,
 on a copy in a temporary directory (nothing in the project is written).
 
-Without --verify, prints the replayed snapshot. With --verify, compares it
+Without --verify, prints the replayed snapshot (--json: { root, sessionsDir,
+journal, session }). With --verify, compares it
 with the snapshot file (minus __journalBytes/__nextSeq), says whether readers
 would trust that file (__journalBytes equal to the journal's size, integer
 __nextSeq, matching id), and lists the replay's diagnostics, a torn tail (a
@@ -692,8 +732,8 @@ Exit codes: 0 no stale lock left, 1 stale locks found and not removed,
   - leftover *.snapshot.json.*.tmp staging files (writer gone or older than 60 s)
   - journals whose name is not a valid session id (listActiveSessions throws)
 A finding is re-checked once after a short pause, so a write in progress is
-not reported. Reads only; \`locks --clear-stale\` and \`replay --verify\` help
-with what it finds.
+not reported. Each finding is followed by its fix (with --json, a \`fix\`
+field on each finding): a command where one does it. Reads only.
 
 Options:
 ${COMMON_OPTIONS}
@@ -703,6 +743,46 @@ Exit codes: 0 healthy, 1 problems found, 2 usage error, 3 --cwd does not exist.`
     values: ['cwd'],
     positionals: [],
     run: cmdDoctor,
+  },
+  vendor: {
+    summary: 'write a self-contained copy of this package into a folder (for a skill without node_modules)',
+    usage: 'quiver-live vendor <dir> [--platforms LIST] [--shims LIVE_DIR] [--force] [--json]',
+    help: `Writes <dir> as a self-contained folder: index.mjs and index.cjs (the four
+exports of session-store.mjs and source-lock.mjs), a loader that picks this
+platform's binary by process.platform, process.arch and the C library, the
+binaries, and manifest.json (the version and each binary's size and sha256,
+which the loader checks before loading). No network, no install step, no
+node_modules at run time. The folder is built beside <dir> and then put in
+its place; an earlier bundle there is replaced.
+
+Binaries come from this package: a local build beside it
+(quiver-live-native.<platform>.node), else an installed
+quiver-live-native-<platform> package of the same version.
+
+With --shims, LIVE_DIR (a skill's scripts/live) is integrated: its
+session-store.mjs and source-lock.mjs move to session-store.js.mjs and
+source-lock.js.mjs, and in their place come modules that export the bundle's
+functions when it loads, else the JavaScript ones; implementation.mjs makes
+that choice once per process (QUIVER_LIVE_NATIVE=0 forces JavaScript, =1
+requires the bundle; \`node implementation.mjs\` prints the choice). Running it
+again updates the shims and keeps the moved JavaScript. See docs/ADOPTING.md.
+
+Options:
+  --platforms LIST  comma-separated platforms, or \`current\`, or \`all\`
+                    (default: every one available here); supported:
+                    ${SUPPORTED_PLATFORM_LIST}
+  --shims LIVE_DIR  integrate the bundle into that live directory
+  --force           replace a non-empty <dir> that holds no bundle, or a
+                    *.js.mjs that differs from the module it would replace
+  --json            machine-readable output (errors too: one JSON object on stderr)
+  -h, --help        show this help
+
+Exit codes: 0 written, 1 refused (<dir> not a bundle, shims check failed),
+2 usage error (unknown platform), 3 a requested platform has no binary here.`,
+    flags: ['json', 'force'],
+    values: ['platforms', 'shims'],
+    positionals: ['dir'],
+    run: cmdVendor,
   },
 };
 
@@ -717,14 +797,16 @@ Usage: quiver-live <command> [options]
 Commands:
 ${Object.entries(COMMANDS).map(([name, cmd]) => `  ${name.padEnd(width)}  ${cmd.summary}`).join('\n')}
 
-Every command takes --cwd DIR, --json and --help. Nothing is written unless a
-flag says so (only \`locks --clear-stale\` removes files).
+Every command takes --json and --help, and those reading a project --cwd DIR.
+Nothing in a project is written unless a flag says so (only \`locks
+--clear-stale\` removes files); \`vendor\` writes the folder it is given.
+Installed as both \`quiver-live\` and \`quiver-live-native\` (\`npx quiver-live-native\`).
 
 Exit codes:
   0  ok
   1  problems found (doctor, locks), verify failed (replay --verify)
   2  usage error
-  3  not found (session, --cwd directory)
+  3  not found (session, --cwd directory, a binary to vendor)
   4  unexpected error (I/O)
 
 Colour is used only when stdout is a terminal and NO_COLOR is unset.
@@ -772,8 +854,17 @@ function parseArgs(name, argv) {
       if (inline !== undefined) throw usageError(`--${key} takes no value`);
       opts[key] = true;
     } else if (cmd.values.includes(key)) {
-      const value = inline ?? argv[++i];
-      if (value === undefined) throw usageError(`${arg} needs a value`);
+      let value = inline;
+      if (value === undefined) {
+        const next = argv[i + 1];
+        // `tail ID -n --cwd DIR` is a missing -n value, not a -n of `--cwd`.
+        if (next === undefined || (next.startsWith('-') && next !== '-' && !onlyPositionals)) {
+          const hint = arg.startsWith('--') ? `; write ${arg}=VALUE for a value starting with -` : '';
+          throw usageError(`${arg} needs a value${next === undefined ? '' : ` (got the option ${sanitize(next)}${hint})`}`);
+        }
+        value = next;
+        i++;
+      }
       opts[key] = value;
     } else {
       throw usageError(`unknown option ${sanitize(arg)} for \`${name}\``);
@@ -837,7 +928,7 @@ function listActive(store, dirs) {
     }
     const valid = [...ids].sort().filter((id) => {
       if (isSessionId(id)) return true;
-      err(`quiver-live: skipping journal with an invalid session id: ${sanitize(id)}.jsonl (listActiveSessions throws on it)`);
+      warn('invalid_journal_name', `skipping journal with an invalid session id: ${sanitize(id)}.jsonl (listActiveSessions throws on it)`, { name: `${id}.jsonl` });
       return false;
     });
     return valid.map((id) => store.getSnapshot(id)).filter(Boolean);
@@ -855,7 +946,8 @@ function cmdShow(opts) {
   const dirs = projectDirs(resolveCwd(opts.cwd));
   const snapshot = withReadOnlyStore(dirs, [id], (store) => (store && store.has(id) ? store.getSnapshot(id, { includeCompleted: true }) : null));
   if (!snapshot) throw sessionNotFound(dirs, id);
-  if (opts.json) writeJson(snapshot);
+  // As `status --json` wraps its list: the project, then the session.
+  if (opts.json) writeJson({ root: dirs.root, sessionsDir: dirs.sessionsDir, session: snapshot });
   else out(describeSnapshot(snapshot, Date.now()));
   return EXIT_OK;
 }
@@ -948,7 +1040,7 @@ function cmdReplay(opts) {
     const replayed = store.getSnapshot(id, { includeCompleted: true });
 
     if (!opts.verify) {
-      if (opts.json) writeJson(replayed);
+      if (opts.json) writeJson({ root: dirs.root, sessionsDir: dirs.sessionsDir, journal: journalPath, session: replayed });
       else {
         out(describeSnapshot(replayed, Date.now()));
         out(c.dim(`(replayed from ${journalPath}: ${journal.lines} lines, ${size} bytes)`));
@@ -1096,7 +1188,7 @@ function cmdTail(opts) {
         const stat = statOrNull(journalPath);
         if (!stat) return;
         if (stat.size < offset) {
-          err(`quiver-live: ${journalPath} shrank (${offset} -> ${stat.size} bytes); reading it again from the start`);
+          warn('journal_shrank', `${journalPath} shrank (${offset} -> ${stat.size} bytes); reading it again from the start`, { file: journalPath, from: offset, to: stat.size });
           offset = 0;
           pending = Buffer.alloc(0);
         }
@@ -1116,7 +1208,7 @@ function cmdTail(opts) {
           pending = pending.subarray(nl + 1);
         }
       } catch (error) {
-        err(`quiver-live: ${error.message}`);
+        warn('read_failed', error.message, { file: journalPath });
       }
     };
     const timer = setInterval(poll, FOLLOW_POLL_MS);
@@ -1175,6 +1267,42 @@ function cmdLocks(opts) {
     }
   }
   return remainingStale ? EXIT_PROBLEMS : EXIT_OK;
+}
+
+// --- vendor ----------------------------------------------------------------
+
+const vendorModule = () => require('../vendor/index.js');
+const VENDOR_EXIT = { QLN_USAGE: EXIT_USAGE, QLN_UNKNOWN_PLATFORM: EXIT_USAGE, QLN_NO_BINARY: EXIT_NOT_FOUND, QLN_NOT_A_BUNDLE: EXIT_PROBLEMS, QLN_SHIMS_REFUSED: EXIT_PROBLEMS };
+
+function formatBytes(n) {
+  return n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(2)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`;
+}
+
+function cmdVendor(opts) {
+  if (opts.dir === undefined) throw usageError('missing target directory');
+  const { vendor, VendorError } = vendorModule();
+  let report;
+  try {
+    report = vendor(opts.dir, { platforms: opts.platforms, shims: opts.shims, force: Boolean(opts.force) });
+  } catch (error) {
+    if (!(error instanceof VendorError)) throw error;
+    throw new CliError(VENDOR_EXIT[error.code] ?? EXIT_ERROR, error.message, error.code.replace(/^QLN_/, '').toLowerCase());
+  }
+  if (opts.json) {
+    writeJson(report);
+    return EXIT_OK;
+  }
+  out(`Vendored quiver-live-native ${report.version} into ${report.dir}`);
+  out(renderTable(['PLATFORM', 'SIZE', 'SHA256', 'FROM'],
+    report.platforms.map((b) => [b.platform, formatBytes(b.size), b.sha256.slice(0, 16) + '…', b.source])));
+  out(`${report.platforms.length} binar${report.platforms.length === 1 ? 'y' : 'ies'} ${formatBytes(report.binaryBytes)}; ` +
+    `the whole folder ${formatBytes(report.totalBytes)} (${formatBytes(report.totalBytes - report.binaryBytes)} of JavaScript, manifest and README)`);
+  if (report.shims) {
+    for (const m of report.shims.moved) out(`moved ${m.from} -> ${path.basename(m.to)}`);
+    for (const w of report.shims.written) out(`wrote ${w}`);
+    out(`\`node ${path.join(report.shims.liveDir, 'implementation.mjs')}\` says which implementation runs.`);
+  }
+  return EXIT_OK;
 }
 
 // --- doctor ----------------------------------------------------------------
@@ -1290,13 +1418,31 @@ function runDoctorChecks(dirs) {
   };
 }
 
+/** A path as one shell word (quoted unless it is plain). */
+function shellWord(text) {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${String(text).replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Each check: its key, its label, one line about a finding, and the fix for
+ * that finding (a command where one does it). `dirs` is the project's.
+ */
 const DOCTOR_CHECKS = [
-  ['staleLocks', 'stale locks', (l) => `${l.name}: ${l.reason}${l.owner !== null ? ` (owner ${truncate(cell(l.owner), 40)})` : ''}`],
-  ['tornTails', 'torn tails', (t) => `${t.file}: ends without a newline${t.fragmentBytes !== null ? ` (last ${t.fragmentBytes} bytes: ${sanitize(t.fragment)})` : ''}`],
-  ['snapshotMismatches', 'snapshot files', (s) => `${s.file}: ${s.reasons.join('; ')}`],
-  ['legacyJournals', 'legacy journals', (l) => `${l.file}: not yet copied to the sessions dir`],
-  ['stagingFiles', 'staging files', (s) => `${s.file}: leftover (${s.writerAlive ? `older than ${STAGING_STALE_MS / 1000} s` : 'writer gone'})`],
-  ['invalidJournalNames', 'journal names', (j) => `${j.file}: not a valid session id (listActiveSessions throws on it)`],
+  ['staleLocks', 'stale locks', (l) => `${l.name}: ${l.reason}${l.owner !== null ? ` (owner ${truncate(cell(l.owner), 40)})` : ''}`,
+    (l, dirs) => `quiver-live locks --clear-stale --cwd ${shellWord(dirs.root)} (removes stale locks only, each re-checked first)`],
+  ['tornTails', 'torn tails', (t) => `${t.file}: ends without a newline${t.fragmentBytes !== null ? ` (last ${t.fragmentBytes} bytes: ${sanitize(t.fragment)})` : ''}`,
+    (t) => 'the next append through quiver-live-native ends the fragment with a newline (it replays as one diagnosed line; ' +
+      'the old JS module would glue the next event onto it and lose it)' +
+      (t.fragmentBytes !== null ? `; to drop the fragment instead, with no writer running: truncate -s ${t.bytes - t.fragmentBytes} ${shellWord(t.file)}` : '')],
+  ['snapshotMismatches', 'snapshot files', (s) => `${s.file}: ${s.reasons.join('; ')}`,
+    (s, dirs) => `nothing is lost: readers replay the journal instead and the next append rewrites the file; ` +
+      `\`quiver-live replay ${s.id} --verify --cwd ${shellWord(dirs.root)}\` shows the differences; deleting it is safe: rm ${shellWord(s.file)}`],
+  ['legacyJournals', 'legacy journals', (l) => `${l.file}: not yet copied to the sessions dir`,
+    (l, dirs) => `nothing to do: readers read it where it is, and the session's next append copies it to ${dirs.sessionsDir}`],
+  ['stagingFiles', 'staging files', (s) => `${s.file}: leftover (${s.writerAlive ? `older than ${STAGING_STALE_MS / 1000} s` : 'writer gone'})`,
+    (s) => `a writer left it behind and nothing reads it: rm ${shellWord(s.file)}`],
+  ['invalidJournalNames', 'journal names', (j) => `${j.file}: not a valid session id (listActiveSessions throws on it)`,
+    (j) => `move it out of ${path.dirname(j.file)}, or rename it to a valid id ([A-Za-z0-9_-]{1,128}.jsonl): listActiveSessions fails while it is there`],
 ];
 
 function cmdDoctor(opts) {
@@ -1316,6 +1462,7 @@ function cmdDoctor(opts) {
     checks.checked = again.checked;
   }
   const problems = count(checks);
+  for (const [key, , , fix] of DOCTOR_CHECKS) checks[key] = checks[key].map((item) => ({ ...item, fix: fix(item, dirs) }));
   if (opts.json) {
     writeJson({
       root: dirs.root,
@@ -1336,7 +1483,10 @@ function cmdDoctor(opts) {
   for (const [key, label, describe] of DOCTOR_CHECKS) {
     const items = checks[key];
     out(`${items.length ? c.red('FAIL') : c.green('ok  ')}  ${label.padEnd(width)}  ${items.length || 'none'}`);
-    for (const item of items) out(`        ${describe(item)}`);
+    for (const item of items) {
+      out(`        ${describe(item)}`);
+      out(`          ${c.cyan('fix:')} ${item.fix}`);
+    }
   }
   for (const note of checks.notes) out(c.dim(`note: ${note.file}: ${note.message}`));
   out(problems ? c.red(`${problems} problem(s) found`) : c.green('healthy'));
@@ -1385,15 +1535,37 @@ process.stdout.on('error', (error) => {
   throw error;
 });
 
+/** Whether `--json` was asked for (before any `--`), even when the arguments did not parse. */
+function wantsJson(argv) {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/**
+ * Reports an error: a line on stderr, or with --json one JSON object on
+ * stderr, `{ "error": { code, exitCode, message, ... } }` (stdout stays empty).
+ */
+function reportError(error, json) {
+  const known = error instanceof CliError;
+  const exitCode = known ? error.exitCode : EXIT_ERROR;
+  if (json) {
+    const body = known
+      ? { code: error.code, exitCode, message: error.message, ...error.details }
+      : { code: 'internal', exitCode, message: String(error?.message ?? error), stack: error?.stack ?? null };
+    if (exitCode === EXIT_USAGE) body.help = 'quiver-live --help';
+    err(JSON.stringify({ error: body }));
+  } else if (known) {
+    err(`quiver-live: ${error.message}`);
+    if (exitCode === EXIT_USAGE) err('Run `quiver-live --help` for usage.');
+  } else {
+    err(`quiver-live: ${error?.stack ?? error}`);
+  }
+  return exitCode;
+}
+
+jsonOutput = wantsJson(process.argv.slice(2));
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (error) {
-  if (error instanceof CliError) {
-    err(`quiver-live: ${error.message}`);
-    if (error.exitCode === EXIT_USAGE) err('Run `quiver-live --help` for usage.');
-    process.exitCode = error.exitCode;
-  } else {
-    err(`quiver-live: ${error?.stack ?? error}`);
-    process.exitCode = EXIT_ERROR;
-  }
+  process.exitCode = reportError(error, jsonOutput);
 }
