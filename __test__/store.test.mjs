@@ -349,14 +349,13 @@ test('timestamps come from the Date a fake clock installs, exactly as the old mo
 test('snapshot objects hold own data properties, whatever the keys, however often a shape repeats', () => {
   const dir = tempProject();
   const store = createLiveSessionStore({ cwd: dir, sessionId: 'k' });
-  // Keys a compiled object literal must quote exactly, or must not treat
+  // Keys the conversion to JS must keep exactly, and must not treat
   // specially (`__proto__` is a plain own key in a spread copy).
   const odd = ['__proto__', '0', '10', 'a"b', 'back\\slash', 'line\u2028sep', 'é', '😀', 'constructor', '', ' '];
   const trapped = [];
   Object.defineProperty(Object.prototype, 'trap', { set(v) { trapped.push(v); }, configurable: true });
   try {
-    // Each shape is built several times, so both the key-by-key path and the
-    // compiled literal are exercised.
+    // Each shape comes back several times: each time as fresh objects.
     for (let i = 0; i < 8; i++) {
       const event = JSON.parse(JSON.stringify({ type: 'steer', n: i, trap: i, nested: { trap: i + 100, deeper: { k: [i] } } }));
       for (const k of odd) Object.defineProperty(event, k, { value: `${k}:${i}`, enumerable: true, writable: true, configurable: true });
@@ -377,17 +376,16 @@ test('snapshot objects hold own data properties, whatever the keys, however ofte
   } finally {
     delete Object.prototype.trap;
   }
-  // Many one-off shapes (more than the cache keeps) still come back right.
+  // Many one-off shapes still come back right.
   for (let i = 0; i < 5000; i++) {
     const snap = store.appendEvent({ type: 'steer', [`key${i}`]: i, [`other${i % 7}`]: true });
     assert.deepStrictEqual(snap.pendingEvent, { type: 'steer', [`key${i}`]: i, [`other${i % 7}`]: true, id: 'k' });
   }
 });
 
-// Nested plain objects are written into their parent's compiled literal, so
-// a whole snapshot is built in one call into V8. Whatever the nesting, each
+// A whole snapshot reaches V8 in one conversion. Whatever the nesting, each
 // object must come out as its own fresh object with own data properties.
-test('nested objects built in one literal: odd keys, empty and deep levels, too many values, nothing shared', () => {
+test('nested objects in one conversion: odd keys, empty and deep levels, too many values, nothing shared', () => {
   const dir = tempProject();
   const store = createLiveSessionStore({ cwd: dir, sessionId: 'n' });
   const deep = (levels, leaf) => { let v = leaf; for (let d = 0; d < levels; d++) v = { ['d' + d]: v, at: d }; return v; };
@@ -432,7 +430,7 @@ test('nested objects built in one literal: odd keys, empty and deep levels, too 
   }
 });
 
-test('more often-seen shapes than the compiled-literal cache keeps (512) still come back right', () => {
+test('hundreds of distinct shapes, each seen several times, come back right', () => {
   const store = createLiveSessionStore({ cwd: tempProject(), sessionId: 'c' });
   for (let round = 0; round < 2; round++) {
     for (let i = 0; i < 700; i++) {
