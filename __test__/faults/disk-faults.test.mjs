@@ -66,6 +66,18 @@ function tmpfsProject(t, size) {
   };
 }
 
+/** Appends to `file` until the disk is full (the write fails with ENOSPC). */
+function fillDisk(file) {
+  const fd = fs.openSync(file, 'a');
+  try {
+    for (;;) fs.writeSync(fd, Buffer.alloc(512));
+  } catch (error) {
+    assert.equal(error.code, 'ENOSPC');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 function mountedVariantsInJournal(project) {
   return readJournal(journalPath(project, ID)).entries
     .filter((e) => e.type === 'variant_mounted')
@@ -313,16 +325,7 @@ test('full disk (64 KiB tmpfs): ENOSPC naming the path, no fragment, snapshot = 
     // (no new block) for the first three appends; then it is removed, so the
     // next ones must create a new file and get no room.
     const filler2 = path.join(project, 'filler2');
-    const fillUp = () => {
-      const fd = fs.openSync(filler2, 'a');
-      try {
-        for (;;) fs.writeSync(fd, Buffer.alloc(512));
-      } catch (error) {
-        assert.equal(error.code, 'ENOSPC');
-      } finally {
-        fs.closeSync(fd);
-      }
-    };
+    const fillUp = () => fillDisk(filler2);
     fillUp();
     const snapFailures = [];
     for (let v = 2000; v < 2006; v++) {
@@ -390,14 +393,7 @@ test('full disk during the in-place snapshot rewrite: never a partial snapshot f
       }
       const snapshotBefore = fs.readFileSync(snapshotPath(project, ID), 'utf8');
       assert.ok(snapshotBefore.length < page - 2500, `snapshot file of ${snapshotBefore.length} bytes`);
-      const fd = fs.openSync(filler, 'a');
-      try {
-        for (;;) fs.writeSync(fd, Buffer.alloc(512));
-      } catch (error) {
-        assert.equal(error.code, 'ENOSPC');
-      } finally {
-        fs.closeSync(fd);
-      }
+      fillDisk(filler);
       let error = null;
       try {
         store.appendEvent({ id: ID, type: 'steer', pageUrl: `http://app.test/${'x'.repeat(2600)}` });
