@@ -3,6 +3,7 @@
 // returned snapshot is the same object as the one last returned for that
 // session, and the exact bytes of every file in the temporary project.
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -86,6 +87,19 @@ export function removeProject(project) {
  * Every file and directory of the project except `.git`, as
  * `{ 'rel/path': text | { b64 } , 'rel/dir/': { dir: true } }`, sorted.
  */
+/**
+ * Files larger than this are recorded by size and sha256, not by content: a
+ * transcript holds every file after every operation, and a sequence whose
+ * snapshot carries a big string (a mount failure's 8 MiB error, kept for five
+ * failures) would otherwise not fit a test's heap.
+ */
+const DIGEST_OVER = 4 * 1024 * 1024;
+
+function recordedContent(buf) {
+  if (buf.length <= DIGEST_OVER) return fileContent(buf);
+  return { bytes: buf.length, sha256: createHash('sha256').update(buf).digest('hex') };
+}
+
 export function listProjectFiles(dir) {
   const out = {};
   const walk = (rel) => {
@@ -99,7 +113,7 @@ export function listProjectFiles(dir) {
         out[r + '/'] = { dir: true };
         walk(r);
       } else {
-        out[r] = fileContent(fs.readFileSync(path.join(dir, r)));
+        out[r] = recordedContent(fs.readFileSync(path.join(dir, r)));
       }
     }
   };

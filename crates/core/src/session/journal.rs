@@ -23,6 +23,7 @@ use crate::session::record::{self, LazyLine};
 use crate::session::reducer::{apply_entry, entry_seq, obj, Host, Record};
 use crate::session::schema::Field;
 use crate::session::snapshot::Snapshot;
+use crate::session::snapshot_file::SnapshotText;
 use crate::sys;
 
 /// How many bytes before the end of a replayed prefix are kept to check, on
@@ -77,6 +78,15 @@ impl Replay {
             d.extend(self.parse_diags.iter().map(|(line, message)| parse_diagnostic(*line, message.clone())));
         }
         s
+    }
+
+    /// [`Replay::visible`] as text, when its text is exact (see
+    /// [`SnapshotText::of_model`]), rendered without building the parse
+    /// diagnostics' objects all at once: a journal of many bad lines has
+    /// one per line, several times the size of their text.
+    pub fn visible_text(&self) -> Option<SnapshotText> {
+        let diags = self.parse_diags.iter().map(|(line, message)| parse_diagnostic(*line, message.clone()));
+        SnapshotText::of_model_with(&self.snapshot, Field::Diagnostics, diags)
     }
 
     /// Applies one complete line (without its `\n`), numbered `line_no`,
@@ -405,6 +415,63 @@ mod tests {
         for n in 1..lines.len() {
             let (lazy, full) = replay_both_ways(&lines[..n]);
             assert_eq!(lazy, full, "first {n} lines");
+        }
+    }
+
+    /// The text a read keeps is the visible snapshot: the same members
+    /// after a parse, parse diagnostics last; and it is refused exactly
+    /// when the snapshot holds what JSON cannot carry (here -0 and a
+    /// variant of 1e400).
+    #[test]
+    fn visible_text_parses_to_the_visible_snapshot() {
+        let host = TestHost(1_700_000_000_000.0);
+        let good = [
+            r#"{"seq":1,"ts":"2030-01-01T00:00:00.000Z","event":{"type":"generate","id":"s","pageUrl":"/a","count":2}}"#,
+            r#"{"seq":2,"event":{"type":"nope"}}"#,
+            r#"{"seq":3,"event":{"type":"generate","1":"one","__proto__":{"a":1},"b":"\ud800"}}"#,
+            r#"{"seq":4,"event":{"type":"checkpoint","revision":-0}}"#,
+            r#"{"seq":5,"event":{"type":"generate","count":3}}"#,
+            r#"{"seq":6,"event":{"type":"variant_mounted","variant":1e400}}"#,
+        ];
+        let mut lines: Vec<String> = Vec::new();
+        for (i, line) in good.iter().enumerate() {
+            lines.push(line.to_string());
+            lines.push(format!(r#"{{"seq":{},"oops {i}"#, 100 + i));
+        }
+        let mut kept_as_text = 0;
+        for n in 0..=lines.len() {
+            let replay = full_replay(&lines[..n], &host);
+            let visible = replay.visible();
+            let exact = visible.members().all(|(_, v)| survives_json(v));
+            match replay.visible_text() {
+                Some(text) => {
+                    assert!(exact, "first {n} lines: text kept for a snapshot JSON cannot carry");
+                    let parsed = json::parse(&text.json).unwrap().into_object().unwrap();
+                    let back = Snapshot::over_base(&JsStr::from("s"), &parsed);
+                    assert_eq!(json::stringify_members(back.members(), None), json::stringify_members(visible.members(), None), "first {n} lines");
+                    assert_eq!(text.completed, visible.is_completed());
+                    kept_as_text += 1;
+                }
+                None => assert!(!exact || parsed_key_apart(&visible), "first {n} lines: the text refused"),
+            }
+        }
+        assert!(kept_as_text >= 4, "only {kept_as_text} prefixes kept as text");
+    }
+
+    /// A key the text form leaves to the model.
+    fn parsed_key_apart(s: &Snapshot) -> bool {
+        json::stringify_members(s.members(), None).contains("__proto__")
+    }
+
+    /// Whether JSON carries `v` unchanged (the same rule as the text form's,
+    /// written again so that a change there must convince this test).
+    fn survives_json(v: &Value) -> bool {
+        match v {
+            Value::Undefined | Value::Host(_) => false,
+            Value::Number(n) => n.is_finite() && !(*n == 0.0 && n.is_sign_negative()),
+            Value::Array(items) => items.iter().all(survives_json),
+            Value::Object(o) => o.iter().all(|(_, v)| survives_json(v)),
+            Value::Null | Value::Bool(_) | Value::String(_) => true,
         }
     }
 

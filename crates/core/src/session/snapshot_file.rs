@@ -20,7 +20,7 @@ use crate::sys::{Context, FsError};
 use crate::js::json;
 use crate::js::ops::is_integer;
 use crate::js::{JsStr, Value};
-use crate::session::schema::{COMPLETED_PHASES, FIELDS};
+use crate::session::schema::{Field, COMPLETED_PHASES, FIELDS, FIELD_KEYS};
 use crate::session::snapshot::Snapshot;
 use crate::sys;
 
@@ -137,6 +137,40 @@ pub struct SnapshotText {
 }
 
 impl SnapshotText {
+    /// The text of `s` with `extra` appended to the array in `field`, when
+    /// `JSON.parse` of it gives that very snapshot back (nothing JSON drops
+    /// or changes, no key JSON.parse or the skim treats apart); `None` when
+    /// not, or when `field` holds no array.
+    pub fn of_model_with(s: &Snapshot, field: Field, extra: impl Iterator<Item = Value>) -> Option<SnapshotText> {
+        if !matches!(s.get(field), Value::Array(_)) || !s.members().all(|(_, v)| survives_json(v)) {
+            return None;
+        }
+        let text = json::stringify_members(s.members(), None);
+        let key = FIELD_KEYS[field as usize].as_str()?;
+        let array = json::skim::top_level_members(&text)?.into_iter().find(|m| m.key == key)?.value;
+        let mut json = String::with_capacity(text.len());
+        json.push_str(&text[..array.end - 1]);
+        let mut first = array.len() == 2;
+        for item in extra {
+            if !survives_json(&item) {
+                return None;
+            }
+            if !first {
+                json.push(',');
+            }
+            first = false;
+            json.push_str(&json::stringify(&item)?);
+        }
+        json.push_str(&text[array.end - 1..]);
+        drop(text);
+        if json.contains("__proto__") {
+            return None;
+        }
+        let at = |key: &str| key.as_ptr() as usize - json.as_ptr() as usize;
+        let members = json::skim::top_level_members(&json)?.iter().map(|m| (at(m.key)..at(m.key) + m.key.len(), m.value.clone())).collect();
+        Some(SnapshotText { completed: s.is_completed(), members, json })
+    }
+
     /// `{ ...members of self whose value text differs from before's }`, when
     /// both hold the same keys in the same order: then the snapshot this
     /// text parses to is the one `before` parsed to with those members
@@ -182,6 +216,22 @@ impl Cached {
             Cached::Text(t) => json::parse(&t.json).ok()?.into_object().map(|o| Snapshot::over_base(id, &o)),
         }
     }
+}
+
+/// Whether `JSON.parse(JSON.stringify(v))` is `v` again: no `undefined`,
+/// host value, NaN, infinity or -0 anywhere in it.
+fn survives_json(v: &Value) -> bool {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Undefined | Value::Host(_) => return false,
+            Value::Number(n) if !n.is_finite() || (*n == 0.0 && n.is_sign_negative()) => return false,
+            Value::Array(items) => stack.extend(items),
+            Value::Object(o) => stack.extend(o.iter().map(|(_, v)| v)),
+            Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
+        }
+    }
+    true
 }
 
 /// The snapshot a file provably describes for a journal of `journal_bytes`

@@ -294,7 +294,17 @@ impl Store {
             // current).
             return Err(StoreError::Unanswered);
         }
-        let visible = Cached::Model(Box::new(replay.visible()));
+        // A read keeps what it replayed as text, as it keeps a snapshot file
+        // it trusts: V8 builds the objects from that text anyway, and the
+        // model of a journal of many bad lines (one diagnostic object per
+        // line) would more than double the memory the old module needs. An
+        // append or a flush (`allow_file` false, or `ensure_model` after)
+        // parses it back when it needs the model.
+        let text = if allow_file { replay.visible_text() } else { None };
+        let visible = match text {
+            Some(text) => Cached::Text(text),
+            None => Cached::Model(Box::new(replay.visible())),
+        };
         // The state describes the bytes replayed, which may be more than the
         // stat saw if a writer appended in between: key it (and any snapshot
         // file written from it) on what was actually read. A differing mtime
