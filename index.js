@@ -92,7 +92,7 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       exotic = false;
       try {
         ts = new Date().toISOString();
-        entry = JSON.stringify({ seq: 0, id, type: normalized.type, ts, event: normalized }, noteExotic);
+        entry = renderEntry({ seq: 0, id, type: normalized.type, ts, event: normalized });
       } catch (err) {
         // The old module reads the session before it stamps and renders the
         // entry, so a refused event still leaves that state cached.
@@ -132,6 +132,24 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
 
 /** Whether the last entry rendered held a value its JSON text drops or changes. */
 let exotic = false;
+
+/**
+ * The entry's JSON text, noting values its text drops or changes. The
+ * replacer costs V8 stack per level: where a deep event exhausts it but
+ * `JSON.stringify` alone (the old module's call) does not, that text is used
+ * and the event is read value by value, which takes any depth. (Getters and
+ * `toJSON` then run twice, only for such an event.)
+ */
+function renderEntry(entry) {
+  try {
+    return JSON.stringify(entry, noteExotic);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    const text = JSON.stringify(entry);
+    exotic = true;
+    return text;
+  }
+}
 
 /** A `JSON.stringify` replacer that changes nothing and notes such values. */
 function noteExotic(_key, value) {
