@@ -69,6 +69,11 @@ export function makeRng(seed) {
 
 export const TIERS = ['realistic', 'adversarial'];
 
+/** The types `event()` builds field by field; others get the fields their case reads. */
+const GENERATED_TYPES = new Set(['generate', 'variant_plan', 'detector_waivers', 'agent_phase', 'variants_ready', 'agent_done',
+  'variant_mounted', 'variant_mount_failed', 'checkpoint', 'accept', 'accept_intent', 'discard', 'discarded', 'complete', 'steer',
+  'steer_done', 'carbonize_cleanup', 'manual_edit_apply', 'agent_error']);
+
 const AGENT_PHASES = ['picked_up', 'scaffolding', 'source_ready', 'scaffold_fallback', 'generation_ready',
   'first_reviewable', 'second_reviewable', 'all_variants_ready'];
 const ACTIONS = ['impeccable', 'bolder', 'quieter', 'distill', 'polish', 'typeset', 'colorize', 'layout',
@@ -437,9 +442,14 @@ class Gen {
         break;
       default:
         // A type the vocabulary has and this generator does not know (one
-        // added upstream, say): the fields reducers read, with the values
-        // they usually carry.
-        for (let i = rng.range(1, 3); i > 0; i--) {
+        // added upstream, say): the fields its case reads, mostly as small
+        // valid values that repeat (a list that must not take a value twice
+        // meets it twice), and fields reducers read elsewhere, with the
+        // values they usually carry.
+        for (const key of this.opt.vocabulary.caseFields?.[type] ?? []) {
+          maybe(key, this.maybeOdd(() => rng.pick([1, 2, 2, 3, '2', 'x', true, null])), 0.85);
+        }
+        for (let i = rng.range(0, 2); i > 0; i--) {
           ev[rng.pick(COERCED_KEYS)] = this.maybeOdd(() => rng.pick([1, 2, 3, '2', 'x', true, { a: 1 }, [1]]));
         }
         if (rng.chance(0.5)) ev.payload = this.maybeOdd({ ok: true }, 0.3, 'journal');
@@ -481,6 +491,10 @@ class Gen {
       done: ['generate', 'checkpoint', 'steer', 'complete'],
     };
     const all = this.opt.vocabulary.eventTypes;
+    // A type the old module handles and `event()` does not build (one
+    // added upstream since): often, so a sequence meets it several times.
+    const fresh = all.filter((type) => !GENERATED_TYPES.has(type));
+    if (fresh.length && rng.chance(0.1)) return rng.pick(fresh);
     if (rng.chance(0.04)) return rng.pick(UNKNOWN_TYPES);
     if (rng.chance(0.65)) {
       const choices = flow[s.stage] || flow.done;

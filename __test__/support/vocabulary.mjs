@@ -47,6 +47,26 @@ function functionBody(source, name) {
   return source.slice(start, end < 0 ? undefined : end);
 }
 
+/**
+ * The event fields each case of applyEvent's switch reads (`event.<name>`),
+ * by type: the text from its label to the next label with a body (labels
+ * sharing one body share its fields).
+ */
+function caseFields(apply, types) {
+  const labels = [...apply.matchAll(/\n\s*(?:case '([^']+)'|default):/g)].map((m) => ({ type: m[1], at: m.index, end: m.index + m[0].length }));
+  const out = {};
+  for (const type of types) {
+    let i = labels.findIndex((l) => l.type === type);
+    let body = '';
+    while (i >= 0 && i < labels.length && !/\S/.test(body)) {
+      body = apply.slice(labels[i].end, labels[i + 1]?.at ?? apply.length);
+      i++;
+    }
+    out[type] = [...new Set([...body.matchAll(/\bevent\.(\w+)/g)].map((m) => m[1]))].filter((f) => f !== 'type' && f !== 'id');
+  }
+  return out;
+}
+
 /** The old module's vocabulary, or null without QUIVER_REFERENCE_DIR. */
 export async function referenceVocabulary() {
   const file = referenceModulePath();
@@ -72,13 +92,15 @@ export async function referenceVocabulary() {
     const m = /^\s*(\w+):\s*(.*?),?\s*$/.exec(line);
     if (m) rebuilds[m[1]] = rebuildOf(m[1], m[2]);
   }
+  const eventTypes = [...apply.matchAll(/case '([^']+)':/g)].map((m) => m[1]);
   const added = new Set();
   for (const m of apply.matchAll(/next\.(\w+) =/g)) if (!(m[1] in base)) added.add(m[1]);
   return {
     fields: Object.keys(base),
     rebuilds,
     addedFields: [...added],
-    eventTypes: [...apply.matchAll(/case '([^']+)':/g)].map((m) => m[1]),
+    eventTypes,
+    caseFields: caseFields(apply, eventTypes),
     completedPhases: [...vocab.COMPLETED_SESSION_PHASES],
     fencedPhases: [...mod.GENERATION_FENCED_PHASES],
     mountFailureHistory: Number(/const MOUNT_FAILURE_HISTORY = (\d+)/.exec(source)?.[1]),
