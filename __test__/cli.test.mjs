@@ -326,7 +326,7 @@ describe('quiver-live', { concurrency: true }, () => {
     });
     const table = await run(['locks', '--cwd', project]);
     assert.match(table.stdout, /^LOCK +OWNER +PID +STATE +AGE +FILE$/m);
-    assert.match(table.stdout, /^dead\.lock +gone +\d+ +dead \(stale\) +\d+s +\S+a\.css$/m);
+    assert.match(table.stdout, /^dead\.lock +gone +\d+ +dead \(stale\) +(?:\d+m)?\d+s +\S+a\.css$/m);
     assert.match(table.stdout, /--clear-stale/);
 
     const cleared = await run(['locks', '--clear-stale', '--cwd', project]);
@@ -470,7 +470,9 @@ describe('quiver-live', { concurrency: true }, () => {
     fs.mkdirSync(path.join(copy, 'bin'));
     for (const f of ['index.js', 'index.mjs', 'binding.js', 'platform.js', 'package.json', 'bin/quiver-live.mjs']) fs.copyFileSync(path.join(PACKAGE_DIR, f), path.join(copy, f));
     fs.cpSync(path.join(PACKAGE_DIR, 'vendor'), path.join(copy, 'vendor'), { recursive: true });
-    const cli = (args) => spawnSync(process.execPath, [path.join(copy, 'bin', 'quiver-live.mjs'), ...args], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, NO_COLOR: '1' } });
+    // Without QUIVER_LIVE_NATIVE_BINARY, which would load a binary from elsewhere.
+    const { QUIVER_LIVE_NATIVE_BINARY: _chosen, ...env } = process.env;
+    const cli = (args) => spawnSync(process.execPath, [path.join(copy, 'bin', 'quiver-live.mjs'), ...args], { encoding: 'utf8', timeout: 20_000, env: { ...env, NO_COLOR: '1' } });
     const r = cli(['status', '--cwd', copy]);
     assert.equal(r.status, 4);
     assert.match(r.stderr, new RegExp(`^quiver-live: cannot load quiver-live-native's binary for ${platformKey()} \\(Node ${process.version.replace(/\./g, '\\.')}\\): `));
@@ -496,12 +498,17 @@ describe('quiver-live', { concurrency: true }, () => {
     assert.deepEqual(pkg.bin, { 'quiver-live': 'bin/quiver-live.mjs', [pkg.name]: 'bin/quiver-live.mjs' });
     const consumer = makeProject('npx');
     fs.writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+    const windows = process.platform === 'win32';
+    const npm = windows ? 'npm.cmd' : 'npm';
+    // Windows runs npm.cmd and npx.cmd only through a shell, which takes the
+    // arguments as they are: the package path is quoted for it.
+    const shell = windows;
+    const packageArg = windows ? `"${PACKAGE_DIR}"` : PACKAGE_DIR;
     const env = { ...process.env, npm_config_cache: path.join(consumer, '.npm-cache'), npm_config_update_notifier: 'false', TMPDIR: consumer };
-    const installed = spawnSync(npm, ['install', '--offline', '--no-audit', '--no-fund', PACKAGE_DIR], { cwd: consumer, env, encoding: 'utf8', timeout: 60_000 });
+    const installed = spawnSync(npm, ['install', '--offline', '--no-audit', '--no-fund', packageArg], { shell, cwd: consumer, env, encoding: 'utf8', timeout: 60_000 });
     assert.equal(installed.status, 0, installed.stderr);
     for (const name of [pkg.name, 'quiver-live']) {
-      const r = spawnSync(process.platform === 'win32' ? 'npx.cmd' : 'npx', ['--offline', '--no-install', name, '--version'], { cwd: consumer, env, encoding: 'utf8', timeout: 30_000 });
+      const r = spawnSync(windows ? 'npx.cmd' : 'npx', ['--offline', '--no-install', name, '--version'], { shell, cwd: consumer, env, encoding: 'utf8', timeout: 30_000 });
       assert.equal(r.status, 0, `npx ${name}: ${r.stderr}`);
       assert.equal(r.stdout.trim(), pkg.version);
     }

@@ -66,7 +66,8 @@ function fakePackage(binaries, extra = () => {}) {
 test("installers reach it as require('quiver-live-native/vendor') and import { vendor } from it", () => {
   const consumer = tmp('consumer');
   fs.mkdirSync(path.join(consumer, 'node_modules'));
-  fs.symlinkSync(PACKAGE_DIR, path.join(consumer, 'node_modules', 'quiver-live-native'), 'dir');
+  // A junction on Windows: a directory symlink there needs a privilege.
+  fs.symlinkSync(PACKAGE_DIR, path.join(consumer, 'node_modules', 'quiver-live-native'), process.platform === 'win32' ? 'junction' : 'dir');
   const r = esm(`
     import { createRequire } from 'node:module';
     import { vendor, writeShims } from 'quiver-live-native/vendor';

@@ -1420,6 +1420,8 @@ function runDoctorChecks(dirs) {
 
 /** A path as one shell word (quoted unless it is plain). */
 function shellWord(text) {
+  // Windows shells take a backslash as it is and quote with double quotes.
+  if (process.platform === 'win32') return /^[\w@%+=:,.\\/-]+$/.test(text) ? text : `"${String(text).replace(/"/g, '""')}"`;
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${String(text).replace(/'/g, `'\\''`)}'`;
 }
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { referenceModulePath } from '../support/impls.mjs';
-import { makeProject, removeDir, startWorker, resultLine, figure, WORKERS } from './helpers.mjs';
+import { makeProject, removeDir, startWorker, resultLine, figure, shellNode, WORKERS } from './helpers.mjs';
 
 const STACK_OVERFLOW = 'Maximum call stack size exceeded';
 
@@ -110,8 +110,7 @@ test('a main thread with a 2 MB native stack reads a line nested 200,000 deep', 
   const cwd = makeProject('depth-ulimit');
   try {
     const config = JSON.stringify({ scenario: 'lineDeep', impl: 'native', thread: 'main', depth: 200_000, cwd });
-    const quoted = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
-    const r = spawnSync('sh', ['-c', `ulimit -s 2048 && exec ${quoted(process.execPath)} ${quoted(path.join(WORKERS, 'probe.mjs'))} ${quoted(config)}`], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync('sh', ['-c', `ulimit -s 2048 && exec ${shellNode([path.join(WORKERS, 'probe.mjs'), config])}`], { encoding: 'utf8', timeout: 60_000 });
     assert.equal(r.signal, null, r.stderr);
     assert.equal(r.status, 0, r.stderr);
     const result = resultLine(r.stdout.split('\n'));

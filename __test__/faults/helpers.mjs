@@ -216,3 +216,15 @@ export function unmount(dir) {
   const r = run('umount', [dir]);
   if (!r.ok) run('umount', ['-l', dir]);
 }
+
+/**
+ * Shell text that runs this Node with `args`, each quoted. Under emulation
+ * (scripts/cross.sh sets QLN_QEMU) it runs through qemu: a shell's `exec` is
+ * not rewritten as this process's own spawns are. qemu-user sizes the guest's
+ * stack from RLIMIT_STACK, so a `ulimit` before it applies as it would natively.
+ */
+export function shellNode(args) {
+  const quoted = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const qemu = process.env.QLN_QEMU ? [process.env.QLN_QEMU, ...(process.env.QLN_QEMU_ARGS || '').split(' ').filter(Boolean)] : [];
+  return [...qemu, process.execPath, ...args].map(quoted).join(' ');
+}

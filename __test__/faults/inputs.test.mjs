@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { referenceModulePath } from '../support/impls.mjs';
-import { makeProject, removeDir, startWorker, resultLine, figure, WORKERS } from './helpers.mjs';
+import { makeProject, removeDir, startWorker, resultLine, figure, shellNode, WORKERS } from './helpers.mjs';
 
 async function probe(config) {
   const cwd = makeProject('inputs');
@@ -48,8 +48,7 @@ test('1,500 short-lived stores under ulimit -n 1024: all work, no descriptor out
   try {
     const stores = 1_500;
     const config = JSON.stringify({ scenario: 'manyStores', impl: 'native', cwd, stores });
-    const quoted = (s) => `'${s.replace(/'/g, `'\\''`)}'`;
-    const r = spawnSync('sh', ['-c', `ulimit -n 1024 && exec ${quoted(process.execPath)} ${quoted(path.join(WORKERS, 'probe.mjs'))} ${quoted(config)}`], { encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync('sh', ['-c', `ulimit -n 1024 && exec ${shellNode([path.join(WORKERS, 'probe.mjs'), config])}`], { encoding: 'utf8', timeout: 120_000 });
     assert.equal(r.status, 0, r.stderr);
     const got = resultLine(r.stdout.split('\n'));
     assert.equal(got.failures, 0, got.firstFailure);

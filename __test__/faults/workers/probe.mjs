@@ -300,10 +300,15 @@ const SCENARIOS = {
     const first = require(entry);
     for (const key of Object.keys(require.cache)) delete require.cache[key];
     const second = require(entry);
-    const addon = fs.readdirSync(path.dirname(entry)).find((n) => n.endsWith('.node'));
+    // The binary binding.js loads: the one QUIVER_LIVE_NATIVE_BINARY names
+    // (a cross build under emulation), else this platform's build.
+    const { platformKey } = require(path.join(path.dirname(entry), 'platform.js'));
+    const addon = process.env.QUIVER_LIVE_NATIVE_BINARY
+      ? path.resolve(process.env.QUIVER_LIVE_NATIVE_BINARY)
+      : path.join(path.dirname(entry), `quiver-live-native.${platformKey()}.node`);
     const raw = [1, 2].map(() => {
       const m = { exports: {} };
-      process.dlopen(m, path.join(path.dirname(entry), addon));
+      process.dlopen(m, addon);
       return m.exports;
     });
     const phases = [];
