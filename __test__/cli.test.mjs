@@ -46,6 +46,12 @@ function journalsOf(project) {
 
 const json = (r) => JSON.parse(r.stdout);
 
+/** Whether npm runs here (Windows runs npm.cmd only through a shell; wine's Node has no npm). */
+function npmRuns() {
+  const windows = process.platform === 'win32';
+  return spawnSync(windows ? 'npm.cmd' : 'npm', ['--version'], { shell: windows, encoding: 'utf8' }).status === 0;
+}
+
 // ---------------------------------------------------------------------------
 
 // Every test has its own projects, so they run at once (the CLI's startup dominates).
@@ -493,7 +499,7 @@ describe('quiver-live', { concurrency: true }, () => {
     assert.equal(JSON.parse(v.stderr).error.code, 'no_binary');
   });
 
-  test('the bin is reachable as `npx quiver-live-native` and as `npx quiver-live`', { timeout: 120_000 }, async () => {
+  test('the bin is reachable as `npx quiver-live-native` and as `npx quiver-live`', { timeout: 120_000, skip: !npmRuns() && 'npm does not run here' }, async () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(PACKAGE_DIR, 'package.json'), 'utf8'));
     assert.deepEqual(pkg.bin, { 'quiver-live': 'bin/quiver-live.mjs', [pkg.name]: 'bin/quiver-live.mjs' });
     const consumer = makeProject('npx');
