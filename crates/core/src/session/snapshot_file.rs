@@ -145,24 +145,11 @@ impl SnapshotText {
         if !matches!(s.get(field), Value::Array(_)) || !s.members().all(|(_, v)| survives_json(v)) {
             return None;
         }
-        let text = json::stringify_members(s.members(), None);
-        let key = FIELD_KEYS[field as usize].as_str()?;
-        let array = json::skim::top_level_members(&text)?.into_iter().find(|m| m.key == key)?.value;
-        let mut json = String::with_capacity(text.len());
-        json.push_str(&text[..array.end - 1]);
-        let mut first = array.len() == 2;
-        for item in extra {
-            if !survives_json(&item) {
-                return None;
-            }
-            if !first {
-                json.push(',');
-            }
-            first = false;
-            json.push_str(&json::stringify(&item)?);
+        let mut json = json::stringify_members(s.members(), None);
+        let mut extra = extra.peekable();
+        if extra.peek().is_some() {
+            json = append_to_array(&json, FIELD_KEYS[field as usize].as_str()?, extra)?;
         }
-        json.push_str(&text[array.end - 1..]);
-        drop(text);
         if json.contains("__proto__") {
             return None;
         }
@@ -216,6 +203,27 @@ impl Cached {
             Cached::Text(t) => json::parse(&t.json).ok()?.into_object().map(|o| Snapshot::over_base(id, &o)),
         }
     }
+}
+
+/// `text` (one JSON object) with `items` appended to the array held by its
+/// top-level `key`; `None` if an item has no exact JSON form.
+fn append_to_array(text: &str, key: &str, items: impl Iterator<Item = Value>) -> Option<String> {
+    let array = json::skim::top_level_members(text)?.into_iter().find(|m| m.key == key)?.value;
+    let mut out = String::with_capacity(text.len());
+    out.push_str(&text[..array.end - 1]);
+    let mut first = array.len() == 2;
+    for item in items {
+        if !survives_json(&item) {
+            return None;
+        }
+        if !first {
+            out.push(',');
+        }
+        first = false;
+        out.push_str(&json::stringify(&item)?);
+    }
+    out.push_str(&text[array.end - 1..]);
+    Some(out)
 }
 
 /// Whether `JSON.parse(JSON.stringify(v))` is `v` again: no `undefined`,
