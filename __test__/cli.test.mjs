@@ -14,6 +14,7 @@ import {
 } from './cli/helpers.mjs';
 import { NOW, writeScenario, expectedJournals } from './cli/scenario.mjs';
 import { oldModulePath, writeWithOldModule } from './cli/gen-old-fixture.mjs';
+import { runNpm, npmRuns } from './support/npm.mjs';
 
 const COMMANDS = ['status', 'show', 'replay', 'tail', 'locks', 'doctor', 'vendor'];
 
@@ -45,12 +46,6 @@ function journalsOf(project) {
 }
 
 const json = (r) => JSON.parse(r.stdout);
-
-/** Whether npm runs here (Windows runs npm.cmd only through a shell; wine's Node has no npm). */
-function npmRuns() {
-  const windows = process.platform === 'win32';
-  return spawnSync(windows ? 'npm.cmd' : 'npm', ['--version'], { shell: windows, encoding: 'utf8' }).status === 0;
-}
 
 // ---------------------------------------------------------------------------
 
@@ -504,17 +499,11 @@ describe('quiver-live', { concurrency: true }, () => {
     assert.deepEqual(pkg.bin, { 'quiver-live': 'bin/quiver-live.mjs', [pkg.name]: 'bin/quiver-live.mjs' });
     const consumer = makeProject('npx');
     fs.writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
-    const windows = process.platform === 'win32';
-    const npm = windows ? 'npm.cmd' : 'npm';
-    // Windows runs npm.cmd and npx.cmd only through a shell, which takes the
-    // arguments as they are: the package path is quoted for it.
-    const shell = windows;
-    const packageArg = windows ? `"${PACKAGE_DIR}"` : PACKAGE_DIR;
     const env = { ...process.env, npm_config_cache: path.join(consumer, '.npm-cache'), npm_config_update_notifier: 'false', TMPDIR: consumer };
-    const installed = spawnSync(npm, ['install', '--offline', '--no-audit', '--no-fund', packageArg], { shell, cwd: consumer, env, encoding: 'utf8', timeout: 60_000 });
+    const installed = runNpm('npm', ['install', '--offline', '--no-audit', '--no-fund', PACKAGE_DIR], { cwd: consumer, env, timeout: 60_000 });
     assert.equal(installed.status, 0, installed.stderr);
     for (const name of [pkg.name, 'quiver-live']) {
-      const r = spawnSync(windows ? 'npx.cmd' : 'npx', ['--offline', '--no-install', name, '--version'], { shell, cwd: consumer, env, encoding: 'utf8', timeout: 30_000 });
+      const r = runNpm('npx', ['--offline', '--no-install', name, '--version'], { cwd: consumer, env, timeout: 30_000 });
       assert.equal(r.status, 0, `npx ${name}: ${r.stderr}`);
       assert.equal(r.stdout.trim(), pkg.version);
     }

@@ -5,21 +5,19 @@
 // `require`. And `npm pack` of the root as it stands is refused.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { runNpm, npmRuns } from './support/npm.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const require = createRequire(import.meta.url);
 require('../binding.js');
 const windows = process.platform === 'win32';
-const npm = windows ? 'npm.cmd' : 'npm';
-// Windows runs npm.cmd only through a shell.
-const npmOptions = { shell: windows };
 
 /** PATH without the directories that hold cargo or rustc. */
 function pathWithoutRust() {
@@ -34,19 +32,19 @@ function tarballFiles(tgz) {
   return execFileSync('tar', ['tzf', tgz], { encoding: 'utf8' }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
 }
 
-const npmRuns = spawnSync(npm, ['--version'], { ...npmOptions, encoding: 'utf8' }).status === 0;
+const npmRunsHere = npmRuns();
 
-test('npm pack of the root as it stands is refused: it has no binaries', { skip: !npmRuns && 'npm does not run here' }, (t) => {
+test('npm pack of the root as it stands is refused: it has no binaries', { skip: !npmRunsHere && 'npm does not run here' }, (t) => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-pack-'));
   t.after(() => fs.rmSync(out, { recursive: true, force: true }));
-  const r = spawnSync(npm, ['pack', '--dry-run', '--pack-destination', out], { ...npmOptions, cwd: root, encoding: 'utf8', env: { ...process.env, TMPDIR: out } });
+  const r = runNpm('npm', ['pack', '--dry-run', '--pack-destination', out], { cwd: root, env: { ...process.env, TMPDIR: out } });
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, /check-package: refusing to pack quiver-live-native:/);
   assert.match(r.stderr, /optionalDependencies lacks quiver-live-native-linux-x64-gnu@/);
   assert.deepEqual(fs.readdirSync(out), [], 'no tarball written');
 });
 
-test('the packed packages install offline and work without cargo on PATH', { timeout: 180_000, skip: !npmRuns && 'npm does not run here' }, (t) => {
+test('the packed packages install offline and work without cargo on PATH', { timeout: 180_000, skip: !npmRunsHere && 'npm does not run here' }, (t) => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-pack-'));
   t.after(() => fs.rmSync(out, { recursive: true, force: true }));
   // Everything npm and the consumer write to a temp dir (npm's compile cache
@@ -78,7 +76,7 @@ test('the packed packages install offline and work without cargo on PATH', { tim
   const mine = platformTgzs.filter((f) => path.basename(f).startsWith(`quiver-live-native-${key}-`));
   assert.equal(mine.length, 1, `a tarball for ${key}`);
   const install = ['install', '--offline', '--no-audit', '--no-fund', rootTgz, ...mine];
-  let r = spawnSync(npm, install, { ...npmOptions, cwd: consumer, env: bareEnv, encoding: 'utf8' });
+  let r = runNpm('npm', install, { cwd: consumer, env: bareEnv });
   // Under emulation, or with a musl Node on a glibc host, npm runs on the
   // host's Node, which refuses this platform's package as foreign: then, and
   // only then, it is forced.
@@ -87,7 +85,7 @@ test('the packed packages install offline and work without cargo on PATH', { tim
   const host = npmHost ? JSON.parse(npmHost[1]) : null;
   if (r.status !== 0 && host && (host.os !== here.os || host.cpu !== here.cpu || (host.libc && host.libc !== here.libc))) {
     t.diagnostic(`npm runs on ${JSON.stringify(host)}, this Node on ${JSON.stringify(here)}: installing with --force`);
-    r = spawnSync(npm, [...install, '--force'], { ...npmOptions, cwd: consumer, env: bareEnv, encoding: 'utf8' });
+    r = runNpm('npm', [...install, '--force'], { cwd: consumer, env: bareEnv });
   }
   assert.equal(r.status, 0, r.stderr);
   fs.writeFileSync(path.join(consumer, 'use.mjs'), `

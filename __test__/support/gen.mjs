@@ -69,7 +69,10 @@ export function makeRng(seed) {
 
 export const TIERS = ['realistic', 'adversarial'];
 
-/** The types `event()` builds field by field; others get the fields their case reads. */
+/**
+ * The types `event()` builds field by field; others get the fields their case
+ * reads. A type missing here is only generated more often.
+ */
 const GENERATED_TYPES = new Set(['generate', 'variant_plan', 'detector_waivers', 'agent_phase', 'variants_ready', 'agent_done',
   'variant_mounted', 'variant_mount_failed', 'checkpoint', 'accept', 'accept_intent', 'discard', 'discarded', 'complete', 'steer',
   'steer_done', 'carbonize_cleanup', 'manual_edit_apply', 'agent_error']);
