@@ -124,8 +124,8 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       return snapshot;
     },
     listActiveSessions() {
-      const [ids, versions] = store.readAll();
-      return ids.map((id, i) => current(id, versions[i])).filter((s) => !COMPLETED_PHASES.has(s.phase));
+      const [ids, versions] = store.readActive();
+      return ids.map((id, i) => current(id, versions[i]));
     },
   };
 }

@@ -154,13 +154,13 @@ impl NativeStore {
         Ok(raw(env, self.state(js)?.payload_for(js, &id, base)?))
     }
 
-    /// Every session with a journal in either directory, in JS sort order,
+    /// The sessions `listActiveSessions()` returns, in JS sort order,
     /// brought up to date: `[ids, versions]`.
     #[napi]
-    pub fn read_all(&self, env: Env) -> Result<(Vec<String>, Vec<f64>)> {
+    pub fn read_active(&self, env: Env) -> Result<(Vec<String>, Vec<f64>)> {
         let js = Js::new(env.raw());
-        let all = self.answered(js, |state, answers| state.store.read_all(answers))?;
-        Ok(all.into_iter().map(|(id, version)| (id, version as f64)).unzip())
+        let active = self.answered(js, |state, answers| state.store.read_active(answers))?;
+        Ok(active.into_iter().map(|(id, version)| (id, version as f64)).unzip())
     }
 }
 

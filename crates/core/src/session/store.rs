@@ -527,12 +527,16 @@ impl Store {
         self.ensure_current(id, key.clone(), false, locking, host)
     }
 
-    /// What `listActiveSessions()` reads: every session with a journal, in
-    /// id order, brought up to date; returns (id, version). Errors surface at
+    /// What `listActiveSessions()` returns: every session with a journal, in
+    /// id order, brought up to date, less those in a completed phase; returns
+    /// (id, version). Completed sessions are read too (a journal that fails
+    /// to read fails the listing, as in the old module) but never cross to
+    /// JavaScript, where most of a long-running server's would be built
+    /// only to be dropped. Errors surface at
     /// the id where the old module's loop would throw (`session id required`
     /// for a file named `.jsonl`, `invalid session id` for other odd names).
     /// Both directories are opened once, so each session costs one `fstatat`.
-    pub fn read_all(&mut self, host: &dyn Host) -> Result<Vec<(String, u64)>, StoreError> {
+    pub fn read_active(&mut self, host: &dyn Host) -> Result<Vec<(String, u64)>, StoreError> {
         let ids = self.list_ids()?;
         let primary_dir = sys::Dir::open(&self.root_dir).ok();
         let legacy_dir = sys::Dir::open(&self.legacy_root_dir).ok();
@@ -545,8 +549,10 @@ impl Store {
             let key = self.key_at(&id, primary_dir.as_ref(), legacy_dir.as_ref());
             let locking = self.read_locking(&key.path);
             self.ensure_current(&id, key, true, locking, host)?;
-            let version = self.view(&id).version;
-            out.push((id, version));
+            if self.current(&id).is_some_and(|c| !c.is_completed()) {
+                let version = self.view(&id).version;
+                out.push((id, version));
+            }
         }
         Ok(out)
     }
@@ -845,6 +851,25 @@ mod tests {
         assert_eq!(journal.lines().count(), 2);
         let snap = fs::read_to_string(store.snapshot_path("s")).unwrap();
         assert!(snap.ends_with(&format!("  \"__journalBytes\": {},\n  \"__nextSeq\": 3\n}}\n", journal.len())));
+    }
+
+    /// A listing reads every session, and returns the ones not completed,
+    /// in id order, also when a completed one was read from its snapshot
+    /// file by a store that never saw it live.
+    #[test]
+    fn read_active_leaves_out_completed_sessions() {
+        let root = temp_root("active");
+        let host = TestHost(0.0);
+        let mut writer = Store::open(&root, false).unwrap();
+        for id in ["c", "a", "b"] {
+            writer.append(id, &mut Some(event(&format!(r#"{{"type":"generate","id":"{id}"}}"#))), &host).unwrap();
+        }
+        writer.append("b", &mut Some(event(r#"{"type":"complete","id":"b"}"#)), &host).unwrap();
+        let ids = |all: Vec<(String, u64)>| all.into_iter().map(|(id, _)| id).collect::<Vec<_>>();
+        assert_eq!(ids(writer.read_active(&host).unwrap()), ["a", "c"]);
+        let mut fresh = Store::open(&root, false).unwrap();
+        assert_eq!(ids(fresh.read_active(&host).unwrap()), ["a", "c"]);
+        assert!(fresh.current("b").is_some_and(Cached::is_completed), "the completed session was read");
     }
 
     #[test]
