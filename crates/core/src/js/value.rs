@@ -332,10 +332,7 @@ impl Positions {
     }
 
     fn hash(&self, key: &JsStr) -> u64 {
-        match key {
-            JsStr::Utf16(units) => self.hasher.hash_one(units.as_slice()),
-            text => self.hash_str(text.as_str().unwrap_or_default()),
-        }
+        hash_key(&self.hasher, key)
     }
 
     fn hash_str(&self, key: &str) -> u64 {
@@ -346,10 +343,7 @@ impl Positions {
     fn add(&mut self, named: &[Entry], i: usize, key: &JsStr) {
         let hash = self.hash(key);
         let hasher = &self.hasher;
-        self.table.insert_unique(hash, i, |&j| match &named[j].key {
-            JsStr::Utf16(units) => hasher.hash_one(units.as_slice()),
-            text => hasher.hash_one(text.as_str().unwrap_or_default().as_bytes()),
-        });
+        self.table.insert_unique(hash, i, |&j| hash_key(hasher, &named[j].key));
     }
 
     fn find_str(&self, named: &[Entry], key: &str) -> Option<usize> {
@@ -358,6 +352,16 @@ impl Positions {
 
     fn find(&self, named: &[Entry], key: &JsStr) -> Option<usize> {
         self.table.find(self.hash(key), |&i| named[i].key == *key).copied()
+    }
+}
+
+/// A key's hash in a [`Positions`] table: text keys by their UTF-8 bytes
+/// (so that [`Positions::hash_str`] of the same text agrees), others by
+/// their code units.
+fn hash_key(hasher: &RandomState, key: &JsStr) -> u64 {
+    match key {
+        JsStr::Utf16(units) => hasher.hash_one(units.as_slice()),
+        text => hasher.hash_one(text.as_str().unwrap_or_default().as_bytes()),
     }
 }
 

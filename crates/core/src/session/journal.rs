@@ -81,7 +81,7 @@ impl Replay {
     }
 
     /// [`Replay::visible`] as text, when its text is exact (see
-    /// [`SnapshotText::of_model`]), rendered without building the parse
+    /// [`SnapshotText::of_model_with`]), rendered without building the parse
     /// diagnostics' objects all at once: a journal of many bad lines has
     /// one per line, several times the size of their text.
     pub fn visible_text(&self) -> Option<SnapshotText> {
