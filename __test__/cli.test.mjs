@@ -14,7 +14,7 @@ import {
 } from './cli/helpers.mjs';
 import { NOW, writeScenario, expectedJournals } from './cli/scenario.mjs';
 import { oldModulePath, writeWithOldModule } from './cli/gen-old-fixture.mjs';
-import { runNpm, npmRuns } from './support/npm.mjs';
+import { runNpm, npmRuns } from '../scripts/npm.mjs';
 
 const COMMANDS = ['status', 'show', 'replay', 'tail', 'locks', 'doctor', 'vendor'];
 

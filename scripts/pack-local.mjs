@@ -15,12 +15,11 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { platformKey, platformProblems, rootProblems } from './check-package.mjs';
+import { runNpm } from './npm.mjs';
 
 const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 function fail(message) {
   console.error(`pack-local: ${message}`);
@@ -28,9 +27,9 @@ function fail(message) {
 }
 
 function pack(dir, out) {
-  const [result] = JSON.parse(
-    execFileSync(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', out], { cwd: dir, encoding: 'utf8', shell: process.platform === 'win32' }),
-  );
+  const r = runNpm('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', out], { cwd: dir });
+  if (r.status !== 0) fail(`npm pack in ${dir} failed: ${r.error?.message ?? r.stderr.trim()}`);
+  const [result] = JSON.parse(r.stdout);
   return path.join(out, result.filename);
 }
 
