@@ -53,6 +53,9 @@ ALL_TARGETS="x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu x86_64-unknown-l
 aarch64-unknown-linux-musl x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-msvc
 x86_64-pc-windows-gnu"
 
+# shellcheck source=scripts/npm-node.sh
+source "$ROOT/scripts/npm-node.sh"
+
 log() { printf '[cross] %s\n' "$*" >&2; }
 die() {
   printf '[cross] error: %s\n' "$*" >&2
@@ -89,17 +92,6 @@ apt_install() { # only the packages not installed yet
   log "apt-get install ${missing[*]}"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
-
-npm_node() { # npm-package line dir: the newest release of that line, unpacked
-  local dir=$3/$2 version file
-  [ -x "$dir/package/bin/node" ] || [ -f "$dir/package/bin/node.exe" ] && return 0
-  version=$(npm view "$1@$2" version --json | tr -d '[]", ' | grep . | sort -V | tail -1)
-  log "npm pack $1@$version"
-  mkdir -p "$dir"
-  file=$(cd "$dir" && npm pack "$1@$version" --silent | tail -1)
-  tar xzf "$dir/$file" -C "$dir"
-  rm -f "$dir/$file"
 }
 
 setup_zig() {
