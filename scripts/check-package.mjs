@@ -65,17 +65,20 @@ export function rootProblems(pkg) {
   return problems;
 }
 
+/** Whether glibc version `a` ([major, minor]) is newer than `b`. */
+const newerGlibc = (a, b) => a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
+
 /** What a binary's header says it is built for: { format, os, cpu, glibc, musl }. */
 export function describeBinary(bytes) {
-  const text = () => bytes.toString('latin1');
   if (bytes.length >= 20 && bytes.readUInt32BE(0) === 0x7f454c46) {
     const cpu = { 62: 'x64', 183: 'arm64' }[bytes.readUInt16LE(18)] ?? `e_machine ${bytes.readUInt16LE(18)}`;
+    const text = bytes.toString('latin1');
     let glibc = null;
-    for (const m of text().matchAll(/GLIBC_(\d+)\.(\d+)/g)) {
+    for (const m of text.matchAll(/GLIBC_(\d+)\.(\d+)/g)) {
       const v = [Number(m[1]), Number(m[2])];
-      if (!glibc || v[0] > glibc[0] || (v[0] === glibc[0] && v[1] > glibc[1])) glibc = v;
+      if (!glibc || newerGlibc(v, glibc)) glibc = v;
     }
-    return { format: 'elf', os: 'linux', cpu, glibc, musl: !glibc && !text().includes('libc.so.6') };
+    return { format: 'elf', os: 'linux', cpu, glibc, musl: !glibc && !text.includes('libc.so.6') };
   }
   if (bytes.length >= 8 && bytes.readUInt32LE(0) === 0xfeedfacf) {
     const cpu = { 0x01000007: 'x64', 0x0100000c: 'arm64' }[bytes.readUInt32LE(4)] ?? `cputype ${bytes.readUInt32LE(4)}`;
@@ -105,7 +108,7 @@ export function platformProblems(dir, { glibcFloor = true } = {}) {
   if (got.os !== want.os || got.cpu !== want.cpu) {
     problems.push(`${pkg.name}: ${pkg.main} is a ${got.format} binary for ${got.os ?? '?'} ${got.cpu ?? '?'}, not ${want.os} ${want.cpu}`);
   }
-  if (glibcFloor && want.libc === 'glibc' && got.glibc && (got.glibc[0] > GLIBC_FLOOR[0] || (got.glibc[0] === GLIBC_FLOOR[0] && got.glibc[1] > GLIBC_FLOOR[1]))) {
+  if (glibcFloor && want.libc === 'glibc' && got.glibc && newerGlibc(got.glibc, GLIBC_FLOOR)) {
     problems.push(`${pkg.name}: ${pkg.main} needs glibc ${got.glibc.join('.')}, above the ${GLIBC_FLOOR.join('.')} floor (build with --target <triple>.2.17 -x)`);
   }
   if (want.libc === 'musl' && got.format === 'elf' && !got.musl) {

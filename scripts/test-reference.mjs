@@ -359,7 +359,7 @@ async function runSuites(dir, files, env = {}) {
   clearTimeout(timer);
   running = null;
   // Anything its tests left running (a server whose test was cut short) goes too.
-  try { process.kill(-child.pid, 'SIGKILL'); } catch { /* the group is gone */ }
+  killGroup(child);
   // The report is on stdout, its summary the last such lines (what the tests
   // themselves print goes to stderr, or sits inside the report as comments).
   const count = (name) => Number([...stdout.matchAll(new RegExp(`^# ${name} (\\d+)$`, 'gm'))].at(-1)?.[1] ?? 0);
@@ -408,8 +408,8 @@ async function main() {
   let failed = 0;
   let baseline = null;
   const wholeFor = async (dir) => {
-    const w = await wholeSuiteFiles(dir);
     if (!baseline) {
+      const w = await wholeSuiteFiles(dir);
       const js = scratchCopy(source);
       const started = Date.now();
       baseline = { ...(await runSuites(js, w.files)), files: w.files, from: w.from };
@@ -465,7 +465,7 @@ async function main() {
       const fresh = [...new Set(r.failures.filter((f) => !known.has(f)))];
       console.log(line(`${mode} whole suite`, r, `; failing beyond the js baseline: ${fresh.length ? fresh.length : 'none'}`));
       for (const f of fresh.slice(0, 20)) console.log(`  new failure: ${f}`);
-      if (installed) console.log(`${mode} whole suite implementation: ${judgeTrace(mode, readTrace(trace)).summary}`);
+      console.log(`${mode} whole suite implementation: ${judgeTrace(mode, readTrace(trace)).summary}`);
       if (fresh.length) modeFailed = true;
     }
     if (args.whole && mode === 'js') await wholeFor(dir);
