@@ -43,7 +43,6 @@ function loadCommonJs(file) {
     Module._cache[filename] = module;
     try {
       if (source === null) process.dlopen(module, path.toNamespacedPath(filename));
-      else if (filename.endsWith('.json')) module.exports = JSON.parse(source);
       else vm.compileFunction(source, PARAMS, { filename }).call(module.exports, module.exports, requireFrom(module), module, filename, dirname);
     } catch (error) {
       delete Module._cache[filename];

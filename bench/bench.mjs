@@ -1133,10 +1133,11 @@ function wDurable(impls) {
 /**
  * Load cost: quiver-cli's helpers (live-status, live-poll, ...) are short
  * processes, started again and again. Each contender is a whole `node`
- * process, rounds alternating over all contenders, timed twice: from the
- * outside (spawnSync wall time, what a caller waits) and by the process
- * itself at its end (process.cpuUsage(), user + system: its own work, which a
- * busy machine disturbs less). The figure is the median over rounds of each
+ * process, rounds alternating over all contenders, timed three ways: from the
+ * outside (spawnSync wall time, what a caller waits), and by the process
+ * itself at its end: process.cpuUsage() (user + system: its own work, which a
+ * busy machine disturbs less) and performance.now() (from its start, without
+ * the exec, linking and exit around it). The figure is the median over rounds of each
  * run minus the bare `node` run of the same round (an empty script), in ms.
  * Contenders: the old module (from QUIVER_REFERENCE_DIR), this package through
  * its ESM entry (`import 'quiver-live-native'`, via `exports`) and its CJS
@@ -1175,8 +1176,6 @@ function wLoad(impls, liveDir) {
     vendored: `import { createLiveSessionStore } from ${JSON.stringify(pathToFileURL(path.join(bundle, 'index.mjs')).href)};`,
     shim: shimLive ? `import { createLiveSessionStore } from ${JSON.stringify(pathToFileURL(path.join(shimLive, 'session-store.mjs')).href)};` : null,
   };
-  // `at`: ms from the process's start (performance's time origin) to here,
-  // free of the exec, dynamic linking and exit around it.
   const report = (phaseExpr) => `\nconst at = performance.now();\nconst used = process.cpuUsage();\nprocess.stdout.write(JSON.stringify({ at, cpuMs: (used.user + used.system) / 1000, phase: ${phaseExpr} }));\n`;
   const helperBody = `\nconst snapshot = createLiveSessionStore({ cwd: ${JSON.stringify(dir)} }).getSnapshot(${JSON.stringify(id)}, { includeCompleted: true });\n` +
     'if (!snapshot) process.exit(3);' + report('snapshot.phase');
@@ -1207,8 +1206,7 @@ function wLoad(impls, liveDir) {
   };
   // The first run of the bundle checks its binary's sha256 and remembers it;
   // the warm-up round takes that (and fills the page cache).
-  // Each process takes about 80 ms and varies by several: 60 rounds keep
-  // the median of the differences within about a millisecond.
+  // Each process takes about 80 ms and varies by several, hence many rounds.
   const rounds = QUICK ? 10 : 60;
   const samples = Object.fromEntries(Object.keys(scripts).map((k) => [k, []]));
   for (let r = 0; r < rounds + 1; r++) {

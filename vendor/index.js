@@ -319,4 +319,4 @@ function writeAtomic(file, text) {
   fs.renameSync(staging, file);
 }
 
-module.exports = { vendor, writeShims, availableBinaries, VendorError, SUPPORTED_PLATFORMS: SUPPORTED };
+module.exports = { vendor, writeShims, VendorError };
