@@ -46,7 +46,7 @@ function load() {
     );
   }
   try {
-    return require(`${BINARY}-${key}`);
+    return require(installedBinary(key) ?? `${BINARY}-${key}`);
   } catch (err) {
     throw fail(
       `quiver-live-native could not load its binary for ${process.platform} ${process.arch}: the package ` +
@@ -56,6 +56,22 @@ function load() {
       err,
     );
   }
+}
+
+/**
+ * The platform package's binary where npm, pnpm and Yarn's node_modules
+ * linker put it, beside this package in the same node_modules folder, or
+ * null. Loaded by its path, it skips Node's package resolution, whose first
+ * use costs a short helper process about 2 ms. Node's resolver looks in
+ * this package's own node_modules first: a nested copy there, or any layout
+ * this does not know (Yarn PnP, a scope), is left to `require`.
+ */
+function installedBinary(key) {
+  const pkg = `${BINARY}-${key}`;
+  if (path.basename(path.dirname(__dirname)) !== 'node_modules') return null;
+  if (fs.existsSync(path.join(__dirname, 'node_modules', pkg))) return null;
+  const file = path.join(__dirname, '..', pkg, `${BINARY}.${key}.node`);
+  return fs.existsSync(file) ? file : null;
 }
 
 module.exports = load();

@@ -6,8 +6,9 @@
 // with the CommonJS parameters; `.node` files through process.dlopen), and
 // entered in require.cache, so a `require('quiver-live-native')` in the same
 // process gets this same instance (and an earlier one is reused here).
-// Builtins come from process.getBuiltinModule; any other module (an
-// installed quiver-live-native-<platform> package) from the real `require`.
+// Builtins come from process.getBuiltinModule; any other module (a
+// platform package binding.js does not find by its path) from the real
+// `require`.
 // Without process.getBuiltinModule (Node < 20.16, 22.3) it is createRequire.
 const ENTRY = './index.js';
 const getBuiltin = process.getBuiltinModule;

@@ -1,6 +1,6 @@
 // index.mjs loads index.js without Node's CommonJS loader (see its header):
 // it must give the same instance `require` gives, in either order, find an
-// installed platform package, keep file names in stack traces, and fall back
+// installed platform package (by its path where npm puts it), keep file names in stack traces, and fall back
 // to createRequire where process.getBuiltinModule is missing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -53,21 +53,69 @@ test("an error thrown by the wrapper names index.js in its stack", () => {
   assert.deepEqual(JSON.parse(out), ['invalid session id: a/b', true]);
 });
 
-test('without a local binary, the installed quiver-live-native-<platform> package is loaded', (t) => {
+/**
+ * A project with the package installed as npm lays it out (no local binary)
+ * and its platform package beside it, or with `nested`, inside the package's
+ * own node_modules as well (where npm puts it when another version is
+ * hoisted). Returns the project dir.
+ */
+function installedProject(t, { nested = false } = {}) {
   const key = platformKey();
   const local = path.join(PACKAGE_DIR, `quiver-live-native.${key}.node`);
-  if (!fs.existsSync(local)) return t.skip(`no local build for ${key}`);
+  if (!fs.existsSync(local)) {
+    t.skip(`no local build for ${key}`);
+    return null;
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-esm-entry-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const pkg = path.join(dir, 'node_modules', 'quiver-live-native');
   fs.mkdirSync(pkg, { recursive: true });
   for (const f of ['index.js', 'index.mjs', 'binding.js', 'platform.js', 'package.json']) fs.copyFileSync(path.join(PACKAGE_DIR, f), path.join(pkg, f));
-  const platformPkg = path.join(dir, 'node_modules', `quiver-live-native-${key}`);
-  fs.mkdirSync(platformPkg);
-  fs.copyFileSync(local, path.join(platformPkg, `quiver-live-native.${key}.node`));
-  fs.writeFileSync(path.join(platformPkg, 'package.json'), JSON.stringify({ name: `quiver-live-native-${key}`, version: '0.0.0', main: `quiver-live-native.${key}.node` }));
-  fs.writeFileSync(path.join(dir, 'use.mjs'), "import { sourceLockPath } from 'quiver-live-native';\nconsole.log(typeof sourceLockPath('a.css', process.cwd()));\n");
-  assert.equal(node(['use.mjs'], { cwd: dir }), 'string');
+  const platformPackage = (parent) => {
+    const at = path.join(parent, `quiver-live-native-${key}`);
+    fs.mkdirSync(at, { recursive: true });
+    fs.copyFileSync(local, path.join(at, `quiver-live-native.${key}.node`));
+    fs.writeFileSync(path.join(at, 'package.json'), JSON.stringify({ name: `quiver-live-native-${key}`, version: '0.0.0', main: `quiver-live-native.${key}.node` }));
+  };
+  platformPackage(path.join(dir, 'node_modules'));
+  if (nested) platformPackage(path.join(pkg, 'node_modules'));
+  // Which binary loaded, and whether Node's resolver was asked for the
+  // platform package.
+  fs.writeFileSync(path.join(dir, 'use.mjs'), `
+    import Module, { createRequire } from 'node:module';
+    const resolve = Module._resolveFilename;
+    const asked = [];
+    Module._resolveFilename = function (request, ...rest) {
+      if (request.startsWith('quiver-live-native-')) asked.push(request);
+      return resolve.call(this, request, ...rest);
+    };
+    const { sourceLockPath } = await import('quiver-live-native');
+    const binary = Object.keys(createRequire(import.meta.url).cache).find((p) => p.endsWith('.node'));
+    console.log(JSON.stringify({ works: typeof sourceLockPath('a.css', process.cwd()), binary: binary.slice(${JSON.stringify(dir.length + 1)}), asked }));
+  `);
+  return dir;
+}
+
+test('without a local binary, the platform package beside the package is loaded by its path', (t) => {
+  const dir = installedProject(t);
+  if (!dir) return;
+  const key = platformKey();
+  assert.deepEqual(JSON.parse(node(['use.mjs'], { cwd: dir })), {
+    works: 'string',
+    binary: path.join('node_modules', `quiver-live-native-${key}`, `quiver-live-native.${key}.node`),
+    asked: [],
+  });
+});
+
+test("a platform package in the package's own node_modules wins, as Node's resolver has it", (t) => {
+  const dir = installedProject(t, { nested: true });
+  if (!dir) return;
+  const key = platformKey();
+  assert.deepEqual(JSON.parse(node(['use.mjs'], { cwd: dir })), {
+    works: 'string',
+    binary: path.join('node_modules', 'quiver-live-native', 'node_modules', `quiver-live-native-${key}`, `quiver-live-native.${key}.node`),
+    asked: [`quiver-live-native-${key}`],
+  });
 });
 
 test('without process.getBuiltinModule (Node < 20.16, < 22.3) it is createRequire', () => {
