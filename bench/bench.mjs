@@ -1146,6 +1146,26 @@ function wDurable(impls) {
  * process: the import alone, and a helper (create a store, read one session,
  * exit). The project holds one session of a generation round.
  */
+/**
+ * The package laid out in `modules` as npm installs it: its published
+ * files, no binary beside them, and this platform's package (the local
+ * build as its binary) next to it.
+ */
+function installPackage(modules) {
+  const require = createRequire(import.meta.url);
+  const meta = require(path.join(PACKAGE_DIR, 'package.json'));
+  const key = require(path.join(PACKAGE_DIR, 'platform.js')).platformKey();
+  const pkg = path.join(modules, meta.name);
+  for (const entry of [...meta.files, 'package.json']) {
+    fs.cpSync(path.join(PACKAGE_DIR, entry), path.join(pkg, entry), { recursive: true });
+  }
+  const platformPkg = path.join(modules, `${meta.name}-${key}`);
+  const binary = `${meta.name}.${key}.node`;
+  fs.mkdirSync(platformPkg);
+  fs.copyFileSync(path.join(PACKAGE_DIR, 'npm', key, 'package.json'), path.join(platformPkg, 'package.json'));
+  fs.copyFileSync(path.join(PACKAGE_DIR, binary), path.join(platformPkg, binary));
+}
+
 function wLoad(impls, liveDir) {
   const root = fs.mkdtempSync(path.join(tmpRoot(), 'load-'));
   const dir = project('load-project');
@@ -1154,10 +1174,9 @@ function wLoad(impls, liveDir) {
   for (const event of generation(id)) store.appendEvent(event);
   const phase = store.getSnapshot(id, { includeCompleted: true }).phase;
 
-  // The package as an installed dependency, the bundle as a skill vendors it.
+  // The package as npm installs it, the bundle as a skill vendors it.
   const consumer = path.join(root, 'consumer');
-  fs.mkdirSync(path.join(consumer, 'node_modules'), { recursive: true });
-  fs.symlinkSync(PACKAGE_DIR, path.join(consumer, 'node_modules', 'quiver-live-native'), 'dir');
+  installPackage(path.join(consumer, 'node_modules'));
   const { vendor } = createRequire(import.meta.url)(path.join(PACKAGE_DIR, 'vendor', 'index.js'));
   let shimLive = null;
   if (liveDir) {
@@ -1218,7 +1237,7 @@ function wLoad(impls, liveDir) {
   const baseline = (k) => samples[k.startsWith('cjs-') ? 'bare-cjs' : 'bare'];
   const added = (k, f = 'wall') => (samples[k]?.length ? median(samples[k].map((run, i) => run[f] - baseline(k)[i][f])) : null);
   const whole = (k, f = 'wall') => (samples[k]?.length ? median(samples[k].map((run) => run[f])) : null);
-  const names = { esm: 'package ESM entry (`import`)', cjs: 'package CJS entry (`require`)', vendored: "vendored bundle's index.mjs", shim: 'skill shim choosing the vendored bundle' };
+  const names = { esm: 'installed package, ESM entry (`import`)', cjs: 'installed package, CJS entry (`require`)', vendored: "vendored bundle's index.mjs", shim: 'skill shim choosing the vendored bundle' };
   for (const k of ['esm', 'cjs', 'vendored', 'shim']) {
     if (!scripts[`${k}-import`]) continue;
     const ms = added(`${k}-import`);
@@ -1232,7 +1251,8 @@ function wLoad(impls, liveDir) {
   }
   NOTES.push(`load: ${rounds} rounds (+1 warm-up) of every process in turn; bare node ${fmt(whole('bare'))} ms wall, ${fmt(whole('bare', 'cpu'))} ms CPU (an empty .mjs), ` +
     `${fmt(whole('bare-cjs'))} ms wall (an empty .cjs), medians, load average ${loadavg()}; ` +
-    `"over bare node" = median over rounds of (run - the same round's bare run of the same module kind); helper processes: whole wall time of spawnSync. ` +
+    `"over bare node" = median over rounds of (run - the same round's bare run of the same module kind); helper processes: whole wall time of spawnSync; ` +
+    `the installed package: its published files in node_modules with this platform's package beside it, as npm lays them out. ` +
     (liveDir ? 'old = the reference\'s session-store.mjs.' : 'old module skipped (QUIVER_REFERENCE_DIR not set), and with it the shim rows.'));
   removeDir(root);
   removeDir(dir);
