@@ -62,9 +62,9 @@ function load() {
  * The platform package's binary where npm, pnpm and Yarn's node_modules
  * linker put it, beside this package in the same node_modules folder, or
  * null. Loaded by its path, it skips Node's package resolution, whose first
- * use costs a short helper process about 2 ms. Node's resolver looks in
- * this package's own node_modules first: a nested copy there, or any layout
- * this does not know (Yarn PnP, a scope), is left to `require`.
+ * use costs a short helper process about 1 ms. Node's resolver looks in
+ * this package's own node_modules first: a nested copy there, or a layout
+ * without node_modules (Yarn PnP), is left to `require`.
  */
 function installedBinary(key) {
   const pkg = `${BINARY}-${key}`;

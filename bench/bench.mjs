@@ -1131,22 +1131,6 @@ function wDurable(impls) {
 }
 
 /**
- * Load cost: quiver-cli's helpers (live-status, live-poll, ...) are short
- * processes, started again and again. Each contender is a whole `node`
- * process, rounds alternating over all contenders, timed three ways: from the
- * outside (spawnSync wall time, what a caller waits), and by the process
- * itself at its end: process.cpuUsage() (user + system: its own work, which a
- * busy machine disturbs less) and performance.now() (from its start, without
- * the exec, linking and exit around it). The figure is the median over rounds of each
- * run minus the bare `node` run of the same round (an empty script), in ms.
- * Contenders: the old module (from QUIVER_REFERENCE_DIR), this package through
- * its ESM entry (`import 'quiver-live-native'`, via `exports`) and its CJS
- * entry (`require`), a vendored bundle's index.mjs, and (with the reference)
- * the skill's session-store.mjs shim choosing that bundle. Two kinds of
- * process: the import alone, and a helper (create a store, read one session,
- * exit). The project holds one session of a generation round.
- */
-/**
  * The package laid out in `modules` as npm installs it: its published
  * files, no binary beside them, and this platform's package (the local
  * build as its binary) next to it.
@@ -1166,6 +1150,22 @@ function installPackage(modules) {
   fs.copyFileSync(path.join(PACKAGE_DIR, binary), path.join(platformPkg, binary));
 }
 
+/**
+ * Load cost: quiver-cli's helpers (live-status, live-poll, ...) are short
+ * processes, started again and again. Each contender is a whole `node`
+ * process, rounds alternating over all contenders, timed three ways: from the
+ * outside (spawnSync wall time, what a caller waits), and by the process
+ * itself at its end: process.cpuUsage() (user + system: its own work, which a
+ * busy machine disturbs less) and performance.now() (from its start, without
+ * the exec, linking and exit around it). The figure is the median over rounds of each
+ * run minus the bare `node` run of the same round (an empty script), in ms.
+ * Contenders: the old module (from QUIVER_REFERENCE_DIR), this package as npm
+ * installs it (installPackage) through its ESM entry (`import 'quiver-live-native'`, via `exports`) and its CJS
+ * entry (`require`), a vendored bundle's index.mjs, and (with the reference)
+ * the skill's session-store.mjs shim choosing that bundle. Two kinds of
+ * process: the import alone, and a helper (create a store, read one session,
+ * exit). The project holds one session of a generation round.
+ */
 function wLoad(impls, liveDir) {
   const root = fs.mkdtempSync(path.join(tmpRoot(), 'load-'));
   const dir = project('load-project');
