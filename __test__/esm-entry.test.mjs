@@ -66,7 +66,8 @@ function installedProject(t, { nested = false } = {}) {
     t.skip(`no local build for ${key}`);
     return null;
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-esm-entry-'));
+  // Real, as the paths Node loads modules from are (macOS's tmpdir is a link).
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'qln-esm-entry-')));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const pkg = path.join(dir, 'node_modules', 'quiver-live-native');
   fs.mkdirSync(pkg, { recursive: true });
