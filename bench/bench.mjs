@@ -926,13 +926,14 @@ function wTraffic(impls) {
 function wDay(impls) {
   const slots = CFG.daySessions;
   const ops = CFG.dayOps;
-  /** A fresh project with every slot part-way through its first session (untimed), so the day runs in a steady mix. */
-  function setup(mod) {
-    const dir = project('day');
-    const writer = mod.createLiveSessionStore({ cwd: dir });
-    const reader = mod.createLiveSessionStore({ cwd: dir });
+  /**
+   * The day's events, the same every round: each slot's lead-in (appended
+   * untimed, so the day runs in a steady mix), then the timed stream, and
+   * which of its events is a new session's first.
+   */
+  function plan() {
     let next = 0;
-    const state = Array.from({ length: slots }, (_, s) => ({ n: 0, i: 0, events: null, s }));
+    const state = Array.from({ length: slots }, (_, s) => ({ i: 0, events: null, s }));
     const start = (st) => {
       const id = hexId(100_000 + next);
       st.events = sessionEvents(id, SESSION_KINDS[next % SESSION_KINDS.length]);
@@ -943,21 +944,38 @@ function wDay(impls) {
       if (!st.events || st.i >= st.events.length) start(st);
       return st.events[st.i++];
     };
+    const leadIn = [];
     for (const st of state) {
       start(st);
       const skip = (st.s * 7) % st.events.length;
-      for (let i = 0; i < skip; i++) writer.appendEvent(nextEvent(st));
+      for (let i = 0; i < skip; i++) leadIn.push(nextEvent(st));
     }
+    const stream = [];
+    const firsts = [];
+    for (let op = 0; op < ops; op++) {
+      const st = state[op % slots];
+      stream.push(nextEvent(st));
+      firsts.push(st.i === 1);
+    }
+    return { leadIn, stream, firsts };
+  }
+  const day = plan();
+  const newSessions = day.firsts.filter(Boolean).length;
+  /** A fresh project with every slot part-way through its first session. */
+  function setup(mod) {
+    const dir = project('day');
+    const writer = mod.createLiveSessionStore({ cwd: dir });
+    const reader = mod.createLiveSessionStore({ cwd: dir });
+    for (const e of day.leadIn) writer.appendEvent(e);
     reader.listActiveSessions();
-    const stream = Array.from({ length: ops }, (_, op) => nextEvent(state[op % slots]));
-    return { dir, writer, reader, stream };
+    return { dir, writer, reader, stream: day.stream };
   }
   const last = {};
   // Where each round's time went, per append: its three parts, medians over rounds.
   const parts = {};
   const run = (k) => () => {
     const d = setup(impls[k]);
-    const spent = { append: 0, read: 0, listing: 0 };
+    const spent = { 'first appends': 0, 'other appends': 0, read: 0, listing: 0 };
     const t0 = now();
     let t = t0;
     const lap = (part) => {
@@ -968,7 +986,7 @@ function wDay(impls) {
     for (let op = 0; op < ops; op++) {
       const e = d.stream[op];
       d.writer.appendEvent(e);
-      lap('append');
+      lap(day.firsts[op] ? 'first appends' : 'other appends');
       d.reader.getSnapshot(e.id);
       lap('read');
       if (op % 10 === 9) {
@@ -997,21 +1015,46 @@ function wDay(impls) {
     removeDir(d.dir);
     return us;
   };
-  const res = alternate({ native: run('native'), js: impls.js ? run('js') : null, read: floorRead });
+  // The floor's new-session half: a first append creates two files, the
+  // journal and the snapshot file (staged and renamed, so no reader sees it
+  // half written); amortized over the day's appends.
+  const floorCreate = () => {
+    const dir = project('day-create');
+    const { line, snapshot } = floorRead.sample;
+    let total = 0n;
+    for (let n = 0; n < newSessions; n++) {
+      const [journal, staged, final] = ['j.jsonl', 's.tmp', 's.json'].map((f) => path.join(dir, `${n}.${f}`));
+      const t0 = now();
+      for (const [file, bytes] of [[journal, line], [staged, snapshot]]) {
+        const fd = fs.openSync(file, 'wx');
+        fs.writeSync(fd, bytes);
+        fs.closeSync(fd);
+      }
+      fs.renameSync(staged, final);
+      total += now() - t0;
+    }
+    removeDir(dir);
+    return Number(total) / 1000 / ops;
+  };
+  const res = alternate({ native: run('native'), js: impls.js ? run('js') : null, read: floorRead, create: floorCreate });
   if (last.js != null && last.native !== last.js) MISSES.push("server's day: the reader's last listing differs between native and old");
   const probe = probeFloor('append', floorRead.sample);
-  const floorValue = probe ? probe.guarded + res.read : null;
+  const floorValue = probe ? probe.guarded + res.read + res.create : null;
   row(`a server's day: ${slots} sessions round-robin, each append read back by a second store, a listing every 10 appends (µs/append)`, {
     old: res.js, native: res.native, target: { ratio: 5 },
-    floor: probe ? `${fmt(floorValue)} (append disk ${fmt(probe.guarded)} + stat & read ${fmt(res.read)})` : `stat & read ${fmt(res.read)}`,
+    floor: probe
+      ? `${fmt(floorValue)} (append disk ${fmt(probe.guarded)} + stat & read ${fmt(res.read)} + new sessions' files ${fmt(res.create)})`
+      : `stat & read ${fmt(res.read)}`,
     floorValue,
   });
   const split = (k) => (parts[k] ? Object.entries(parts[k]).map(([part, us]) => `${part} ${fmt(median(us))}`).join(' + ') : null);
-  NOTES.push(`server's day, µs per append by part: native ${split('native')}` + (parts.js ? `; old ${split('js')}` : '') + '.');
+  NOTES.push(`server's day, µs per append by part (${newSessions} of the ${ops} appends start a session): native ${split('native')}` +
+    (parts.js ? `; old ${split('js')}` : '') + '.');
   NOTES.push(`server's day: ${ops} appends per round over ${slots} sessions (kinds in turn: ${SESSION_KINDS.join(', ')}), one fresh project per round, ` +
     `every slot pre-advanced untimed to a different point of its first session; the reader's getSnapshot returns null once a session completes. ` +
     `Floor = probeFloor append (a ${floorRead.sample.line.length}-byte line, ${floorRead.sample.snapshot.length}-byte snapshot file) + a statSync of the journal ` +
-    `and readFileSync of the snapshot file after each append; not counted: rendering, building the objects, the listings.`);
+    `and readFileSync of the snapshot file after each append + creating each new session's two files (its journal; its snapshot file, staged and renamed) ` +
+    `from JavaScript, over all appends; not counted: rendering, building the objects, the listings.`);
 }
 
 /** Peak RSS of a child process running `args`, with its JSON result. */
