@@ -1017,23 +1017,26 @@ function wDay(impls) {
   };
   // The floor's new-session half: a first append creates two files, the
   // journal and the snapshot file (staged and renamed, so no reader sees it
-  // half written); amortized over the day's appends.
+  // half written). They are made in a day's sessions directory, among the
+  // lead-in's files, since a file's creation costs more in a fuller
+  // directory; amortized over the day's appends.
   const floorCreate = () => {
-    const dir = project('day-create');
+    const d = setup(impls.native);
     const { line, snapshot } = floorRead.sample;
     let total = 0n;
     for (let n = 0; n < newSessions; n++) {
-      const [journal, staged, final] = ['j.jsonl', 's.tmp', 's.json'].map((f) => path.join(dir, `${n}.${f}`));
+      const id = hexId(900_000 + n);
+      const staged = path.join(sessionsDir(d.dir), `.${id}.snapshot.json.${process.pid}.tmp`);
       const t0 = now();
-      for (const [file, bytes] of [[journal, line], [staged, snapshot]]) {
+      for (const [file, bytes] of [[journalOf(d.dir, id), line], [staged, snapshot]]) {
         const fd = fs.openSync(file, 'wx');
         fs.writeSync(fd, bytes);
         fs.closeSync(fd);
       }
-      fs.renameSync(staged, final);
+      fs.renameSync(staged, snapshotOf(d.dir, id));
       total += now() - t0;
     }
-    removeDir(dir);
+    removeDir(d.dir);
     return Number(total) / 1000 / ops;
   };
   const res = alternate({ native: run('native'), js: impls.js ? run('js') : null, read: floorRead, create: floorCreate });
@@ -1054,7 +1057,7 @@ function wDay(impls) {
     `every slot pre-advanced untimed to a different point of its first session; the reader's getSnapshot returns null once a session completes. ` +
     `Floor = probeFloor append (a ${floorRead.sample.line.length}-byte line, ${floorRead.sample.snapshot.length}-byte snapshot file) + a statSync of the journal ` +
     `and readFileSync of the snapshot file after each append + creating each new session's two files (its journal; its snapshot file, staged and renamed) ` +
-    `from JavaScript, over all appends; not counted: rendering, building the objects, the listings.`);
+    `from JavaScript in a sessions directory holding the lead-in's, over all appends; not counted: rendering, building the objects, the listings.`);
 }
 
 /** Peak RSS of a child process running `args`, with its JSON result. */
