@@ -971,7 +971,7 @@ function wDay(impls) {
     return { dir, writer, reader, stream: day.stream };
   }
   const last = {};
-  // Where each round's time went, per append: its three parts, medians over rounds.
+  // Where each round's time went, per append, part by part (see `spent`): medians over rounds.
   const parts = {};
   const run = (k) => () => {
     const d = setup(impls[k]);
