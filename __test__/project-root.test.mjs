@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -64,4 +65,35 @@ test('project root matches quiver-cli for every fixture layout', { skip: reason 
     const expected = path.join(path.resolve(layout, testCase.expectedRoot), '.impeccable', 'live', 'sessions');
     assert.equal(create({ cwd }).rootDir, expected, testCase.name);
   });
+});
+
+// The home directory, where the walk up stops, is os.homedir()'s, also where
+// HOME is empty (os.homedir() gives '', which resolves to the process's
+// working directory) or unset (the user database's entry).
+test('the home directory is os.homedir(), with HOME empty, unset or set', { skip: reason ?? (process.platform === 'win32' && 'os.homedir() reads USERPROFILE on Windows') }, (t) => {
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'quiver-project-home-')));
+  t.after(() => fs.rmSync(base, { recursive: true, force: true }));
+  // A workspace member's folder: its root is the member (apps/a) unless home stops the walk.
+  fs.writeFileSync(path.join(base, 'package.json'), JSON.stringify({ workspaces: ['apps/*'] }));
+  const sub = path.join(base, 'apps', 'a', 'b');
+  fs.mkdirSync(sub, { recursive: true });
+  const index = path.join(here, '..', 'index.js');
+  const script = `const os = require('node:os');
+const { createLiveSessionStore } = require(${JSON.stringify(index)});
+process.stdout.write(JSON.stringify({ home: os.homedir(), rootDir: createLiveSessionStore({ cwd: process.cwd() }).rootDir }));`;
+  const run = (home) => {
+    const env = { ...process.env };
+    if (home === undefined) delete env.HOME;
+    else env.HOME = home;
+    const r = spawnSync(process.execPath, ['-e', script], { cwd: sub, env, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout);
+  };
+  const empty = run('');
+  assert.equal(empty.home, '');
+  assert.equal(empty.rootDir, run(sub).rootDir, "HOME='' is the working directory");
+  assert.equal(run(path.join(base, 'elsewhere')).rootDir, path.join(base, 'apps', 'a', '.impeccable', 'live', 'sessions'));
+  assert.equal(empty.rootDir, path.join(sub, '.impeccable', 'live', 'sessions'), 'the walk stops at the working directory');
+  const unset = run(undefined);
+  assert.equal(unset.rootDir, run(unset.home).rootDir, 'HOME unset is the user database entry');
 });
