@@ -342,11 +342,14 @@ async function runSuites(dir, files, env = {}) {
   if (!(await portFree(LIVE_SERVER_PORT))) {
     return { pass: 0, fail: 0, tests: 0, skipped: 0, cancelled: 0, failures: [], topFailures: [`127.0.0.1:${LIVE_SERVER_PORT} stayed in use for 5 minutes`], out: '', timedOut: false };
   }
+  // Some of the reference's tests leave their temporary folders behind; each
+  // run gets its own temporary folder, removed when the run ends.
+  const tmp = scratchDir('quiver-ref-tmp-');
   const child = spawn(process.execPath, ['--test', '--test-reporter=tap', ...files], {
     cwd: dir,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NODE_OPTIONS: '', NODE_PATH: '', QUIVER_LIVE_NATIVE: '', QUIVER_LIVE_NATIVE_TRACE: '', ...env },
+    env: { ...process.env, NODE_OPTIONS: '', NODE_PATH: '', QUIVER_LIVE_NATIVE: '', QUIVER_LIVE_NATIVE_TRACE: '', TMPDIR: tmp, TMP: tmp, TEMP: tmp, ...env },
   });
   running = child;
   let stdout = '';
@@ -358,6 +361,7 @@ async function runSuites(dir, files, env = {}) {
   await new Promise((resolve) => child.on('close', resolve));
   clearTimeout(timer);
   running = null;
+  fs.rmSync(tmp, { recursive: true, force: true });
   // Anything its tests left running (a server whose test was cut short) goes too.
   killGroup(child);
   // The report is on stdout, its summary the last such lines (what the tests
