@@ -192,7 +192,7 @@ cmd_setup() {
   mkdir -p "$TOOLS"
   tool_env
   apt_install gcc-mingw-w64-x86-64 binutils-mingw-w64-x86-64 qemu-user-static \
-    libc6-arm64-cross wine wine64 python3-venv
+    libc6-arm64-cross libstdc++6-arm64-cross wine wine64 python3-venv
   # shellcheck disable=SC2086 # a list of targets
   rustup --quiet target add $ALL_TARGETS
   setup_zig
