@@ -1261,7 +1261,6 @@ function wLoad(impls, liveDir) {
   fs.writeFileSync(scripts.bare, report('null'));
   fs.writeFileSync(scripts['bare-cjs'], report('null'));
   for (const [k, text] of Object.entries(entries)) {
-    if (!text) continue;
     const ext = k === 'cjs' ? 'cjs' : 'mjs';
     scripts[`${k}-import`] = path.join(consumer, `${k}-import.${ext}`);
     scripts[`${k}-helper`] = path.join(consumer, `${k}-helper.${ext}`);

@@ -361,9 +361,9 @@ async function runSuites(dir, files, env = {}) {
   await new Promise((resolve) => child.on('close', resolve));
   clearTimeout(timer);
   running = null;
-  fs.rmSync(tmp, { recursive: true, force: true });
   // Anything its tests left running (a server whose test was cut short) goes too.
   killGroup(child);
+  fs.rmSync(tmp, { recursive: true, force: true });
   // The report is on stdout, its summary the last such lines (what the tests
   // themselves print goes to stderr, or sits inside the report as comments).
   const count = (name) => Number([...stdout.matchAll(new RegExp(`^# ${name} (\\d+)$`, 'gm'))].at(-1)?.[1] ?? 0);
