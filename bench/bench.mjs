@@ -1234,7 +1234,15 @@ function wLoad(impls, liveDir) {
   }
   const bundle = shimLive ? path.join(shimLive, 'quiver-live-native') : path.join(root, 'bundle');
 
+  // The floor: an ES module that only loads the same binary, imported like
+  // the bundle's index.mjs. What Node's module loader and the dynamic linker
+  // cost any package shipping this addon.
+  const floorModule = path.join(consumer, 'floor-module.mjs');
+  const binary = path.join(bundle, fs.readdirSync(bundle).find((f) => f.endsWith('.node')));
+  fs.writeFileSync(floorModule, `const addon = { exports: {} };\nprocess.dlopen(addon, ${JSON.stringify(binary)});\nexport const createLiveSessionStore = addon.exports.Store;\n`);
+
   const specifiers = {
+    floor: pathToFileURL(floorModule).href,
     old: liveDir ? pathToFileURL(path.join(liveDir, 'session-store.mjs')).href : null,
     esm: 'quiver-live-native',
     cjs: 'quiver-live-native',
@@ -1252,14 +1260,6 @@ function wLoad(impls, liveDir) {
     timedEntries[k] = `const t0 = performance.now();\nconst { createLiveSessionStore } = ${k === 'cjs' ? 'require' : 'await import'}(${quoted});\n` +
       'const importMs = performance.now() - t0;';
   }
-  // The floor: an ES module whose only statement loads the same binary,
-  // imported like the bundle's index.mjs. What Node's module loader and the
-  // dynamic linker cost any package shipping this addon.
-  const floorModule = path.join(consumer, 'floor-module.mjs');
-  const binary = path.join(bundle, fs.readdirSync(bundle).find((f) => f.endsWith('.node')));
-  fs.writeFileSync(floorModule, `process.dlopen({ exports: {} }, ${JSON.stringify(binary)});\n`);
-  entries.floor = `import ${JSON.stringify(pathToFileURL(floorModule).href)};`;
-  timedEntries.floor = `const t0 = performance.now();\nawait import(${JSON.stringify(pathToFileURL(floorModule).href)});\nconst importMs = performance.now() - t0;`;
   const report = (phaseExpr) => `\nconst at = performance.now();\nconst used = process.cpuUsage();\nprocess.stdout.write(JSON.stringify({ at, cpuMs: (used.user + used.system) / 1000, importMs: typeof importMs === 'number' ? importMs : null, phase: ${phaseExpr} }));\n`;
   const helperBody = `\nconst snapshot = createLiveSessionStore({ cwd: ${JSON.stringify(dir)} }).getSnapshot(${JSON.stringify(id)}, { includeCompleted: true });\n` +
     'if (!snapshot) process.exit(3);' + report('snapshot.phase');
