@@ -1280,6 +1280,10 @@ function wLoad(impls, liveDir) {
     fs.writeFileSync(scripts[`${k}-timed`], timedEntries[k] + report('null'));
   }
   const env = { ...process.env, NODE_OPTIONS: '', QUIVER_LIVE_NATIVE: '', QUIVER_LIVE_NATIVE_TRACE: '' };
+  // Node 20 reads this file of certificates as it starts, before any script
+  // (tens of ms for a system bundle): the same in every process, but its
+  // variance would swamp the few ms being measured.
+  delete env.NODE_EXTRA_CA_CERTS;
   const runOnce = (file) => {
     const t0 = now();
     const r = spawnSync(process.execPath, [file], { cwd: consumer, env, encoding: 'utf8', timeout: 30_000 });
@@ -1322,7 +1326,7 @@ function wLoad(impls, liveDir) {
     `${fmt(whole('bare-cjs'))} ms wall (an empty .cjs), medians, load average ${loadavg()}; ` +
     `"over bare node" = median over rounds of (run - the same round's bare run of the same module kind); helper processes: whole wall time of spawnSync; ` +
     `the installed package: its published files in node_modules with this platform's package beside it, as npm lays them out; ` +
-    `floor: an ES module whose only statement is process.dlopen of the same binary, imported the same way. ` +
+    `floor: an ES module whose only statement is process.dlopen of the same binary, imported the same way; NODE_EXTRA_CA_CERTS unset in every process. ` +
     (liveDir ? 'old = the reference\'s session-store.mjs.' : 'old module skipped (QUIVER_REFERENCE_DIR not set), and with it the shim rows.'));
   removeDir(root);
   removeDir(dir);
