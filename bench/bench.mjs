@@ -1326,7 +1326,7 @@ function wLoad(impls, liveDir) {
     `${fmt(whole('bare-cjs'))} ms wall (an empty .cjs), medians, load average ${loadavg()}; ` +
     `"over bare node" = median over rounds of (run - the same round's bare run of the same module kind); helper processes: whole wall time of spawnSync; ` +
     `the installed package: its published files in node_modules with this platform's package beside it, as npm lays them out; ` +
-    `floor: an ES module whose only statement is process.dlopen of the same binary, imported the same way; NODE_EXTRA_CA_CERTS unset in every process. ` +
+    `floor: an ES module whose only statement is process.dlopen of the same binary, imported by its file URL (as the vendored index.mjs is: the package's ESM entry pays Node's resolution of a package name besides); NODE_EXTRA_CA_CERTS unset in every process. ` +
     (liveDir ? 'old = the reference\'s session-store.mjs.' : 'old module skipped (QUIVER_REFERENCE_DIR not set), and with it the shim rows.'));
   removeDir(root);
   removeDir(dir);
