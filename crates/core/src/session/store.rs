@@ -129,8 +129,11 @@ struct Derived {
 struct Session {
     derived: Option<Derived>,
     /// A replay of a prefix of the journal at `replay_path`, kept so a later
-    /// read can apply only what was appended since.
-    replay: Option<Replay>,
+    /// read can apply only what was appended since. Boxed: it holds a whole
+    /// snapshot, and inline it would make every entry of `sessions` (most of
+    /// them hydrated from a snapshot file, with no replay) over a kilobyte,
+    /// all copied each time a listing grows the map.
+    replay: Option<Box<Replay>>,
     replay_path: PathBuf,
     /// Bumped whenever `derived.snapshot` is replaced, so a binding can tell
     /// whether the object it handed out is still the current one.
@@ -319,7 +322,7 @@ impl Store {
         // read. It is not advanced by this store's own appends: those lines
         // are in the file, and the next tail read takes them with the rest.
         if key.exists() {
-            session.replay = Some(replay);
+            session.replay = Some(Box::new(replay));
             session.replay_path = key.path;
         } else {
             session.replay = None;
@@ -673,7 +676,7 @@ fn replay_current(session: &mut Session, path: &Path, id: &JsStr, locking: Locki
     if session.replay_path == path {
         if let Some(mut r) = session.replay.take() {
             if journal::replay_tail(&mut r, path, host, locking)? {
-                return Ok(r);
+                return Ok(*r);
             }
         }
     }
