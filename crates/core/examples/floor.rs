@@ -5,6 +5,7 @@
 //!
 //!   floor append <dir holding line.txt and snapshot.json>
 //!   floor replay <journal.jsonl>
+//!   floor read <sessions dir>
 
 use std::fs::{self, OpenOptions};
 use std::io::Write;
@@ -124,13 +125,34 @@ fn replay(journal: &Path) {
     );
 }
 
+/// Per session of a sessions directory: what a store that has not seen it
+/// must do before it can trust the snapshot file, the `stat` of its journal
+/// and a read of its snapshot file (into one reused buffer).
+fn read(sessions: &Path) {
+    let journals: Vec<_> = fs::read_dir(sessions)
+        .expect("sessions dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    let snapshots: Vec<_> = journals.iter().map(|j| j.with_extension("snapshot.json")).collect();
+    let mut buffer = Vec::new();
+    let per_session = median_us(1, || {
+        for (journal, snapshot) in journals.iter().zip(&snapshots) {
+            std::hint::black_box(sys::FileInfo::of_path(journal).expect("stat"));
+            sys::read_file_into(snapshot, &mut buffer).expect("read");
+        }
+    }) / journals.len() as f64;
+    println!("read-floor stat_read_us_per_session={per_session:.2}");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match (args.first().map(String::as_str), args.get(1)) {
         (Some("append"), Some(dir)) => append(Path::new(dir)),
         (Some("replay"), Some(journal)) => replay(Path::new(journal)),
+        (Some("read"), Some(sessions)) => read(Path::new(sessions)),
         _ => {
-            eprintln!("usage: floor append <dir> | floor replay <journal.jsonl>");
+            eprintln!("usage: floor append <dir> | floor replay <journal.jsonl> | floor read <sessions dir>");
             std::process::exit(2);
         }
     }
