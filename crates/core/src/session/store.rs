@@ -322,7 +322,7 @@ impl Store {
         // read. It is not advanced by this store's own appends: those lines
         // are in the file, and the next tail read takes them with the rest.
         if key.exists() {
-            session.replay = Some(Box::new(replay));
+            session.replay = Some(replay);
             session.replay_path = key.path;
         } else {
             session.replay = None;
@@ -672,15 +672,15 @@ impl Session {
 
 /// The replay for `path`, extended by its new tail when the prefix still
 /// matches, replayed from scratch otherwise.
-fn replay_current(session: &mut Session, path: &Path, id: &JsStr, locking: Locking, host: &dyn Host) -> Result<Replay, FsError> {
+fn replay_current(session: &mut Session, path: &Path, id: &JsStr, locking: Locking, host: &dyn Host) -> Result<Box<Replay>, FsError> {
     if session.replay_path == path {
         if let Some(mut r) = session.replay.take() {
             if journal::replay_tail(&mut r, path, host, locking)? {
-                return Ok(*r);
+                return Ok(r);
             }
         }
     }
-    journal::replay_file(path, id, host, locking)
+    journal::replay_file(path, id, host, locking).map(Box::new)
 }
 
 /// The journal opened for appending, or `None` when it does not exist yet.
