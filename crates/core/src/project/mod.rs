@@ -15,6 +15,7 @@
 //! make it. Which patterns a workspace declares, and how they match, is in
 //! [`workspace`]; the pnpm file's reader in [`pnpm`].
 
+mod files;
 mod path;
 mod pnpm;
 mod workspace;
@@ -24,6 +25,7 @@ use std::fmt;
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
+use files::DirFiles;
 use path::absolutize;
 pub use path::resolve_lexical;
 use workspace::{
@@ -125,11 +127,12 @@ fn find_workspace_root(
         if home.is_some_and(|home| home.as_os_str() == dir.as_os_str()) {
             return Ok(None);
         }
-        let groups = read_pattern_groups(dir);
-        if is_workspace_root(dir, &groups)? {
+        let files = DirFiles::new(dir);
+        let groups = read_pattern_groups(&files);
+        if is_workspace_root(dir, &files, &groups)? {
             return Ok(Some((dir.to_path_buf(), groups)));
         }
-        if dir.join(".git").exists() {
+        if files.exists(".git") {
             return Ok(None);
         }
         match dir.parent() {
@@ -141,13 +144,13 @@ fn find_workspace_root(
 
 /// A dir declaring any non-negated pattern is a root (even one normalizing to
 /// ""); otherwise a marker file plus a real child under apps/ or packages/.
-fn is_workspace_root(dir: &Path, groups: &PatternGroups) -> Result<bool, ProjectRootError> {
+fn is_workspace_root(dir: &Path, files: &DirFiles, groups: &PatternGroups) -> Result<bool, ProjectRootError> {
     for pattern in groups.iter().flatten() {
         if normalize_pattern(pattern_units(pattern)?).first() != Some(&BANG) {
             return Ok(true);
         }
     }
-    let has_marker = MARKER_FILES.iter().any(|name| dir.join(name).exists());
+    let has_marker = MARKER_FILES.iter().any(|name| files.exists(name));
     Ok(has_marker
         && PACKAGE_PARENTS
             .iter()

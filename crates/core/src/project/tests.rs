@@ -1,6 +1,7 @@
 use super::pnpm::pnpm_packages;
 use crate::js::string::js_trim;
-use super::workspace::{js_string, normalize_pattern, package_json_workspaces, read_json, segment_matches, trim_units, Units, STAR};
+use super::files::DirFiles;
+use super::workspace::{js_string, normalize_pattern, package_json_workspaces, segment_matches, trim_units, Units, STAR};
 use super::*;
 use crate::js::json;
 use crate::js::Value;
@@ -368,8 +369,8 @@ fn unreadable_or_odd_json_reads_as_empty() {
             "odd.json",
             "{\"d\": \"\\ud800\", \"workspaces\": [\"a\"], \"workspaces\": [\"b\"]}",
         );
-    let workspaces = |name: &str| {
-        let value = read_json(&l.dir.join(name));
+    let workspaces = |name: &'static str| {
+        let value = DirFiles::new(&l.dir).read_json(name);
         package_json_workspaces(value.as_ref())
             .iter()
             .map(entry_string_of)

@@ -7,12 +7,9 @@
 //! dir name. An unreadable file reads as empty, as the JS `try/catch`
 //! blocks make it.
 
-use std::fs;
-use std::path::Path;
-
+use super::files::DirFiles;
 use super::pnpm::pnpm_packages;
 use super::{is_quote, ProjectRootError, NOT_PRIMITIVE};
-use crate::js::json;
 use crate::js::string::is_js_space_unit;
 use crate::js::Value;
 
@@ -157,16 +154,16 @@ pub(super) fn units_eq(units: &[u16], s: &str) -> bool {
 // ---------------------------------------------------------------------------
 // Reading the pattern lists
 
-pub(super) fn read_pattern_groups(dir: &Path) -> PatternGroups {
-    [impeccable_project_roots(dir), package_manager_patterns(dir)]
+pub(super) fn read_pattern_groups(files: &DirFiles) -> PatternGroups {
+    [impeccable_project_roots(files), package_manager_patterns(files)]
 }
 
 /// `projectRoots` of `.impeccable/config.json` then `config.local.json`:
 /// only non-empty strings, trimmed.
-fn impeccable_project_roots(dir: &Path) -> Vec<Pattern> {
+fn impeccable_project_roots(files: &DirFiles) -> Vec<Pattern> {
     let mut out = Vec::new();
-    for name in ["config.json", "config.local.json"] {
-        let config = read_json(&dir.join(".impeccable").join(name));
+    for name in [".impeccable/config.json", ".impeccable/config.local.json"] {
+        let config = files.read_json(name);
         let Some(Value::Array(entries)) = field(config.as_ref(), "projectRoots") else {
             continue;
         };
@@ -185,15 +182,15 @@ fn impeccable_project_roots(dir: &Path) -> Vec<Pattern> {
 
 /// package.json workspaces, pnpm packages, lerna packages; falsy entries
 /// dropped (`.filter(Boolean)`), the rest converted as `String(entry)`.
-fn package_manager_patterns(dir: &Path) -> Vec<Pattern> {
+fn package_manager_patterns(files: &DirFiles) -> Vec<Pattern> {
     let mut out = Vec::new();
-    let package = read_json(&dir.join("package.json"));
+    let package = files.read_json("package.json");
     push_entries(&mut out, package_json_workspaces(package.as_ref()));
-    if let Some(text) = read_text(&dir.join("pnpm-workspace.yaml")) {
+    if let Some(text) = files.read_text("pnpm-workspace.yaml") {
         let values = pnpm_packages(&text).into_iter().filter(|v| !v.is_empty());
         out.extend(values.map(|v| Ok(v.encode_utf16().collect())));
     }
-    let lerna = read_json(&dir.join("lerna.json"));
+    let lerna = files.read_json("lerna.json");
     if let Some(Value::Array(list)) = field(lerna.as_ref(), "packages") {
         push_entries(&mut out, list);
     }
@@ -221,18 +218,6 @@ fn field<'v>(value: Option<&'v Value>, key: &str) -> Option<&'v Value> {
         Value::Object(object) => object.get(key),
         _ => None,
     }
-}
-
-/// `JSON.parse(readFileSync(p, 'utf-8'))`, `None` when unreadable or invalid.
-pub(super) fn read_json(path: &Path) -> Option<Value> {
-    json::parse(&read_text(path)?).ok()
-}
-
-/// File text as `readFileSync(p, 'utf-8')` gives it (invalid UTF-8 becomes
-/// U+FFFD, a BOM is kept); `None` when unreadable.
-fn read_text(path: &Path) -> Option<String> {
-    let bytes = fs::read(path).ok()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// JS `String(v)` as UTF-16 units, or the TypeError V8 throws (an object
