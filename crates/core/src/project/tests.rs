@@ -153,6 +153,25 @@ fn markers_need_a_real_child_under_apps_or_packages() {
     assert_eq!(ignored.root("apps/node_modules/x"), "apps/node_modules/x");
 }
 
+/// A pattern file is looked up once for its patterns and its presence: one
+/// that exists but cannot be read (a directory by that name) still marks a
+/// root, as `existsSync` says; a link to nothing does not.
+#[test]
+fn an_unreadable_pattern_file_still_marks_a_root() {
+    let l = Layout::new();
+    l.dirs(&["pnpm-workspace.yaml", "apps/web/src"]);
+    assert_eq!(l.root("apps/web/src"), "apps/web");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_dangling_link_is_no_marker() {
+    let l = Layout::new();
+    l.dirs(&["apps/web/src"]);
+    std::os::unix::fs::symlink(l.dir.join("missing.json"), l.dir.join("lerna.json")).unwrap();
+    assert_eq!(l.root("apps/web/src"), "apps/web/src");
+}
+
 #[cfg(unix)]
 #[test]
 fn symlinked_child_and_non_utf8_names_are_harmless() {
