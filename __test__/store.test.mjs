@@ -219,6 +219,31 @@ test('listActiveSessions: sorted, completed and discarded left out', () => {
   assert.equal(store.getSnapshot('c', { includeCompleted: true }).phase, 'completed');
 });
 
+test('a listed session keeps the state its snapshot file gave, after the file is removed or edited', () => {
+  // As the old module's cache does: a store that read a session from its
+  // file appends to what it read, not to what the file says later.
+  const dir = tempProject();
+  const writer = createLiveSessionStore({ cwd: dir });
+  for (const id of ['a', 'b']) writer.appendEvent({ type: 'generate', id, count: 3 });
+  const file = (id) => path.join(writer.rootDir, `${id}.snapshot.json`);
+  // The note goes before the bookkeeping keys, where a writer puts an extra key.
+  const note = (id, text) => {
+    const { __journalBytes, __nextSeq, ...snapshot } = JSON.parse(fs.readFileSync(file(id), 'utf8'));
+    const edited = { ...snapshot, note: text, __journalBytes, __nextSeq };
+    fs.writeFileSync(file(id), JSON.stringify(edited, null, 2) + '\n');
+  };
+  note('a', 'from the file');
+  note('b', 'from the file');
+  const lister = createLiveSessionStore({ cwd: dir });
+  assert.deepEqual(lister.listActiveSessions().map((s) => s.note), ['from the file', 'from the file']);
+  fs.rmSync(file('a'));
+  note('b', 'edited later');
+  for (const id of ['a', 'b']) {
+    assert.equal(lister.appendEvent({ type: 'agent_phase', id, phase: 'picked_up' }).note, 'from the file');
+    assert.equal(JSON.parse(fs.readFileSync(file(id), 'utf8')).note, 'from the file');
+  }
+});
+
 test('options: null throws like destructuring, durable appends land', () => {
   assert.throws(() => createLiveSessionStore(null), TypeError);
   assert.throws(() => createLiveSessionStore({ cwd: 5 }), { name: 'TypeError', code: 'ERR_INVALID_ARG_TYPE' });
