@@ -91,6 +91,15 @@ pub fn safe_session_id(id: &str) -> Result<&str, StoreError> {
     if ok { Ok(id) } else { Err(StoreError::Message(format!("invalid session id: {}", id))) }
 }
 
+/// `dir/{id}{suffix}`, built in one allocation: a cached read builds it.
+fn session_file(dir: &Path, id: &str, suffix: &str) -> PathBuf {
+    let mut path = PathBuf::with_capacity(dir.as_os_str().len() + 1 + id.len() + suffix.len());
+    path.push(dir);
+    path.push(id);
+    path.as_mut_os_string().push(suffix);
+    path
+}
+
 /// What a journal looked like when a snapshot was derived from it.
 #[derive(Clone, Debug, PartialEq)]
 struct FileKey {
@@ -102,13 +111,13 @@ struct FileKey {
 impl FileKey {
     fn of(path: &Path) -> FileKey {
         match sys::FileInfo::of_path(path) {
-            Ok(m) => FileKey::from_info(path, &m),
+            Ok(m) => FileKey::from_info(path.to_path_buf(), &m),
             Err(_) => FileKey { path: path.to_path_buf(), size: -1, mtime_ns: -1 },
         }
     }
 
-    fn from_info(path: &Path, m: &sys::FileInfo) -> FileKey {
-        FileKey { path: path.to_path_buf(), size: m.len as i64, mtime_ns: m.mtime_ns }
+    fn from_info(path: PathBuf, m: &sys::FileInfo) -> FileKey {
+        FileKey { path, size: m.len as i64, mtime_ns: m.mtime_ns }
     }
 
     fn exists(&self) -> bool {
@@ -220,15 +229,15 @@ impl Store {
     }
 
     pub fn journal_path(&self, id: &str) -> PathBuf {
-        self.root_dir.join(format!("{}.jsonl", id))
+        session_file(&self.root_dir, id, ".jsonl")
     }
 
     pub fn legacy_journal_path(&self, id: &str) -> PathBuf {
-        self.legacy_root_dir.join(format!("{}.jsonl", id))
+        session_file(&self.legacy_root_dir, id, ".jsonl")
     }
 
     pub fn snapshot_path(&self, id: &str) -> PathBuf {
-        self.root_dir.join(format!("{}.snapshot.json", id))
+        session_file(&self.root_dir, id, ".snapshot.json")
     }
 
     /// The journal a read uses (primary, else legacy, else the missing
@@ -236,11 +245,11 @@ impl Store {
     fn readable_journal_key(&self, id: &str) -> FileKey {
         let primary = self.journal_path(id);
         if let Ok(m) = sys::FileInfo::of_path(&primary) {
-            return FileKey::from_info(&primary, &m);
+            return FileKey::from_info(primary, &m);
         }
         let legacy = self.legacy_journal_path(id);
         match sys::FileInfo::of_path(&legacy) {
-            Ok(m) => FileKey::from_info(&legacy, &m),
+            Ok(m) => FileKey::from_info(legacy, &m),
             Err(_) if primary.exists() => FileKey::of(&primary),
             Err(_) => FileKey { path: primary, size: -1, mtime_ns: -1 },
         }
@@ -379,7 +388,7 @@ impl Store {
         let id = safe_session_id(id)?;
         let primary = self.journal_path(id);
         let (file, meta, created) = self.lock_journal(id, &primary)?;
-        let before = FileKey::from_info(&primary, &meta);
+        let before = FileKey::from_info(primary.clone(), &meta);
         self.ensure_current(id, before.clone(), true, Locking::AlreadyExclusive, host)?;
         self.ensure_model(id, &before, Locking::AlreadyExclusive, host)?;
 
@@ -398,7 +407,7 @@ impl Store {
         }
 
         let entry = entry_value(seq, id, event.take().ok_or_else(state_missing)?);
-        let after = FileKey::from_info(&primary, &sys::FileInfo::of(&file).at("fstat", &primary)?);
+        let after = FileKey::from_info(primary.clone(), &sys::FileInfo::of(&file).at("fstat", &primary)?);
         self.apply_own_append(id, &entry, after.clone(), host)?;
         if after.size != before.size + line.len() as i64 {
             // A writer that takes no lock (the old module) appended between
@@ -564,10 +573,10 @@ impl Store {
     fn key_at(&self, id: &str, primary: Option<&sys::Dir>, legacy: Option<&sys::Dir>) -> FileKey {
         let name = format!("{}.jsonl", id);
         if let Some(Ok(m)) = primary.map(|d| d.stat(&name)) {
-            return FileKey::from_info(&self.journal_path(id), &m);
+            return FileKey::from_info(self.journal_path(id), &m);
         }
         if let Some(Ok(m)) = legacy.map(|d| d.stat(&name)) {
-            return FileKey::from_info(&self.legacy_journal_path(id), &m);
+            return FileKey::from_info(self.legacy_journal_path(id), &m);
         }
         self.readable_journal_key(id)
     }
