@@ -51,7 +51,8 @@ function sessionFileId(id) {
 }
 
 function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}) {
-  const store = new native.Store(projectRoot(cwd), !!durable);
+  const store = native.storeOpen(projectRoot(cwd), !!durable);
+  const [rootDir, legacyRootDir] = native.storeDirs(store);
   // The object last handed out per session, with the native version it
   // shows: an unchanged session returns the same object, as the old
   // module's cache does.
@@ -60,7 +61,7 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
   function current(id, version) {
     const held = handedOut.get(id);
     if (held && held.version === version) return held.snapshot;
-    const snapshot = materialize(store.snapshot(id, held ? held.version : -1), held?.snapshot);
+    const snapshot = materialize(native.storeSnapshot(store, id, held ? held.version : -1), held?.snapshot);
     handedOut.set(id, { version, snapshot });
     return snapshot;
   }
@@ -68,7 +69,7 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
   function getSnapshot(id = sessionId, opts = {}) {
     if (!id) throw new Error('session id required');
     // The read checks the id itself (-1: invalid): one call into the addon.
-    const version = typeof id === 'string' ? store.read(id) : -1;
+    const version = typeof id === 'string' ? native.storeRead(store, id) : -1;
     if (version < 0) throw new Error('invalid session id: ' + id);
     const snapshot = current(id, version);
     if (!opts.includeCompleted && COMPLETED_PHASES.has(snapshot.phase)) return null;
@@ -84,12 +85,12 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
    */
   function persistChecked(id, version, snapshot) {
     JSON.stringify(snapshot, null, 2);
-    store.persist(id, version);
+    native.storePersist(store, id, version);
   }
 
   return {
-    rootDir: store.rootDir,
-    legacyRootDir: store.legacyRootDir,
+    rootDir,
+    legacyRootDir,
     appendEvent(event) {
       if (!event || typeof event !== 'object') throw new Error('event object required');
       const id = event.id || sessionId;
@@ -105,7 +106,7 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       } catch (err) {
         // The old module reads the session before it stamps and renders the
         // entry, so a refused event still leaves that state cached.
-        store.read(id);
+        native.storeRead(store, id);
         throw err;
       }
       // The snapshot holds the event as it is in memory: read it value by
@@ -113,8 +114,8 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       const base = handedOut.get(id);
       const baseVersion = base ? base.version : -1;
       const [version, payload, deep] = exotic
-        ? store.append(id, normalized, entry, ts, baseVersion)
-        : store.appendJson(id, entry, baseVersion);
+        ? native.storeAppend(store, id, normalized, entry, ts, baseVersion)
+        : native.storeAppendJson(store, id, entry, baseVersion);
       const snapshot = materialize(payload, base?.snapshot);
       if (deep) persistChecked(id, version, snapshot);
       handedOut.set(id, { version, snapshot });
@@ -122,18 +123,18 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
     },
     has(id) {
       if (!id || typeof id !== 'string') return false;
-      return store.has(sessionFileId(id));
+      return native.storeHas(store, sessionFileId(id));
     },
     getSnapshot,
     flush(id = sessionId) {
       if (!id) throw new Error('session id required');
-      const [version, deep] = store.flush(sessionFileId(id));
+      const [version, deep] = native.storeFlush(store, sessionFileId(id));
       const snapshot = current(id, version);
       if (deep) persistChecked(id, version, snapshot);
       return snapshot;
     },
     listActiveSessions() {
-      const [ids, versions] = store.readActive();
+      const [ids, versions] = native.storeReadActive(store);
       return ids.map((id, i) => current(id, versions[i]));
     },
   };

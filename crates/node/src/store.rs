@@ -1,7 +1,13 @@
-//! The session store as a class the JS wrapper (`index.js`) drives: the
-//! wrapper does what JavaScript does best (defaults, destructuring, the old
-//! module's argument checks and their messages, `JSON.stringify` of the
-//! entry, `new Date()`), this does the rest.
+//! The session store as functions over a handle the JS wrapper (`index.js`)
+//! holds: the wrapper does what JavaScript does best (defaults,
+//! destructuring, the old module's argument checks and their messages,
+//! `JSON.stringify` of the entry, `new Date()`), this does the rest.
+//!
+//! The handle is an `External`, not a `#[napi]` class: napi-rs registers a
+//! class method's receiver in a process-wide borrow table (a mutex and a
+//! hash map) on every call, about 0.3 µs, which is as much again as a
+//! cached `getSnapshot` spends besides its `stat`. Re-entrance is refused by
+//! the `RefCell` below either way.
 
 use std::cell::{RefCell, RefMut};
 use std::path::Path;
@@ -19,7 +25,6 @@ use crate::env::{unknown as raw, Js, JsResult};
 use crate::errors;
 use crate::host;
 
-#[napi(js_name = "Store")]
 pub struct NativeStore {
     state: RefCell<State>,
     root_dir: String,
@@ -50,118 +55,114 @@ impl Drop for State {
     }
 }
 
+/// The store handle.
+type Handle = External<NativeStore>;
+
+/// Opens the store of a project root, creating its sessions directory.
 #[napi]
-impl NativeStore {
-    /// Opens the store of a project root, creating its sessions directory.
-    #[napi(constructor)]
-    pub fn new(env: Env, project_root: String, durable: bool) -> Result<NativeStore> {
-        let js = Js::new(env.raw());
-        let store = Store::open(Path::new(&project_root), durable).map_err(|e| errors::throw_fs(js, &e))?;
-        let (root_dir, legacy_root_dir) = (store.root_dir.to_string_lossy().into_owned(), store.legacy_root_dir.to_string_lossy().into_owned());
-        Ok(NativeStore { state: RefCell::new(State { store, kept: Vec::new(), free: Vec::new(), held_after_sweep: 0, env: env.raw() }), root_dir, legacy_root_dir })
-    }
+pub fn store_open(env: Env, project_root: String, durable: bool) -> Result<Handle> {
+    let js = Js::new(env.raw());
+    let store = Store::open(Path::new(&project_root), durable).map_err(|e| errors::throw_fs(js, &e))?;
+    let (root_dir, legacy_root_dir) = (store.root_dir.to_string_lossy().into_owned(), store.legacy_root_dir.to_string_lossy().into_owned());
+    let state = RefCell::new(State { store, kept: Vec::new(), free: Vec::new(), held_after_sweep: 0, env: env.raw() });
+    Ok(External::new(NativeStore { state, root_dir, legacy_root_dir }))
+}
 
-    #[napi(getter)]
-    pub fn root_dir(&self) -> String {
-        self.root_dir.clone()
-    }
+/// `[rootDir, legacyRootDir]`.
+#[napi]
+pub fn store_dirs(store: &Handle) -> (String, String) {
+    (store.root_dir.clone(), store.legacy_root_dir.clone())
+}
 
-    #[napi(getter)]
-    pub fn legacy_root_dir(&self) -> String {
-        self.legacy_root_dir.clone()
-    }
+/// Whether a journal exists for a valid id in either directory.
+#[napi]
+pub fn store_has(env: Env, store: &Handle, id: String) -> Result<bool> {
+    let js = Js::new(env.raw());
+    Ok(store.state(js)?.store.has(&id).map_err(|e| errors::throw_store(js, &e))?)
+}
 
-    /// Whether a journal exists for a valid id in either directory.
-    #[napi]
-    pub fn has(&self, env: Env, id: String) -> Result<bool> {
-        let js = Js::new(env.raw());
-        Ok(self.state(js)?.store.has(&id).map_err(|e| errors::throw_store(js, &e))?)
+/// Brings the session's snapshot up to date; returns its version, or -1
+/// when `id` cannot name a session (the wrapper words that error).
+#[napi]
+pub fn store_read(env: Env, store: &Handle, id: String) -> Result<f64> {
+    if safe_session_id(&id).is_err() {
+        return Ok(-1.0);
     }
+    let js = Js::new(env.raw());
+    Ok(store.answered(js, |state, answers| state.store.read(&id, true, answers).map(|v| v.version as f64))?)
+}
 
-    /// Brings the session's snapshot up to date; returns its version, or -1
-    /// when `id` cannot name a session (the wrapper words that error).
-    #[napi]
-    pub fn read(&self, env: Env, id: String) -> Result<f64> {
-        if safe_session_id(&id).is_err() {
-            return Ok(-1.0);
-        }
-        let js = Js::new(env.raw());
-        Ok(self.answered(js, |state, answers| state.store.read(&id, true, answers).map(|v| v.version as f64))?)
-    }
+/// Re-derives the session from its journal and rewrites its snapshot
+/// file; returns `[version, whether the file awaits a depth check]`
+/// (see [`store_persist`]).
+#[napi]
+pub fn store_flush(env: Env, store: &Handle, id: String) -> Result<(f64, bool)> {
+    let js = Js::new(env.raw());
+    let version = store.answered(js, |state, answers| state.store.flush(&id, answers).map(|v| v.version as f64))?;
+    Ok((version, store.state(js)?.store.awaits_depth_check(&id)))
+}
 
-    /// Re-derives the session from its journal and rewrites its snapshot
-    /// file; returns `[version, whether the file awaits a depth check]`
-    /// (see [`NativeStore::persist`]).
-    #[napi]
-    pub fn flush(&self, env: Env, id: String) -> Result<(f64, bool)> {
-        let js = Js::new(env.raw());
-        let version = self.answered(js, |state, answers| state.store.flush(&id, answers).map(|v| v.version as f64))?;
-        Ok((version, self.state(js)?.store.awaits_depth_check(&id)))
-    }
+/// Writes the snapshot file of `version`, which an append or a flush
+/// left unwritten because it nests deeper than is written unchecked: the
+/// wrapper calls this once V8's own `JSON.stringify` of the snapshot has
+/// succeeded (where it throws, the old module's write threw the same).
+#[napi]
+pub fn store_persist(env: Env, store: &Handle, id: String, version: f64) -> Result<()> {
+    let js = Js::new(env.raw());
+    let mut state = store.state(js)?;
+    state.store.persist_checked(&id, version as u64).map_err(|e| errors::throw_store(js, &e))?;
+    Ok(())
+}
 
-    /// Writes the snapshot file of `version`, which an append or a flush
-    /// left unwritten because it nests deeper than is written unchecked: the
-    /// wrapper calls this once V8's own `JSON.stringify` of the snapshot has
-    /// succeeded (where it throws, the old module's write threw the same).
-    #[napi]
-    pub fn persist(&self, env: Env, id: String, version: f64) -> Result<()> {
-        let js = Js::new(env.raw());
-        let mut state = self.state(js)?;
-        state.store.persist_checked(&id, version as u64).map_err(|e| errors::throw_store(js, &e))?;
-        Ok(())
-    }
+/// Journals `{ ...event, id }` as `entry` (`JSON.stringify` of the whole
+/// entry with `seq: 0`, which is replaced), stamped `ts`. Returns
+/// `[version, snapshot payload against base, whether the snapshot file
+/// awaits a depth check]` (see [`store_snapshot`] and [`store_persist`]).
+#[napi]
+pub fn store_append<'a>(env: &'a Env, store: &Handle, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
+    let js = Js::new(env.raw());
+    // Read before the store is borrowed: getters may call back into it.
+    let mut found = Vec::new();
+    let value = from_js(js, event.raw(), &mut found)?;
+    let ts = from_js(js, ts.raw(), &mut found)?;
+    let mut state = store.state(js)?;
+    let (value, ts) = state.keep(js, found, value, ts)?;
+    drop(state);
+    Ok(raw(env, store.append_event(js, &id, NewEvent { value, ts, entry }, base)?))
+}
 
-    /// Journals `{ ...event, id }` as `entry` (`JSON.stringify` of the whole
-    /// entry with `seq: 0`, which is replaced), stamped `ts`. Returns
-    /// `[version, snapshot payload against base, whether the snapshot file
-    /// awaits a depth check]` (see [`NativeStore::snapshot`] and
-    /// [`NativeStore::persist`]).
-    #[napi]
-    pub fn append<'a>(&self, env: &'a Env, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
-        let js = Js::new(env.raw());
-        // Read before the store is borrowed: getters may call back into it.
-        let mut found = Vec::new();
-        let value = from_js(js, event.raw(), &mut found)?;
-        let ts = from_js(js, ts.raw(), &mut found)?;
-        let mut state = self.state(js)?;
-        let (value, ts) = state.keep(js, found, value, ts)?;
-        drop(state);
-        Ok(raw(env, self.append_event(js, &id, NewEvent { value, ts, entry }, base)?))
-    }
+/// [`store_append`] for an event whose JSON text says all of it (no
+/// `undefined`, `NaN`, `-0`, function or symbol anywhere): the model is
+/// parsed from `entry` instead of read through Node-API.
+#[napi]
+pub fn store_append_json<'a>(env: &'a Env, store: &Handle, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
+    let js = Js::new(env.raw());
+    let Some(mut parsed) = json::parse(&entry).ok().and_then(Value::into_object) else {
+        return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the entry text is not a JSON object").into());
+    };
+    let value = parsed.remove("event").unwrap_or(Value::Undefined);
+    let ts = parsed.remove("ts").unwrap_or(Value::Undefined);
+    Ok(raw(env, store.append_event(js, &id, NewEvent { value, ts, entry }, base)?))
+}
 
-    /// [`NativeStore::append`] for an event whose JSON text says all of it
-    /// (no `undefined`, `NaN`, `-0`, function or symbol anywhere): the model
-    /// is parsed from `entry` instead of read through Node-API.
-    #[napi]
-    pub fn append_json<'a>(&self, env: &'a Env, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
-        let js = Js::new(env.raw());
-        let Some(mut parsed) = json::parse(&entry).ok().and_then(Value::into_object) else {
-            return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the entry text is not a JSON object").into());
-        };
-        let value = parsed.remove("event").unwrap_or(Value::Undefined);
-        let ts = parsed.remove("ts").unwrap_or(Value::Undefined);
-        Ok(raw(env, self.append_event(js, &id, NewEvent { value, ts, entry }, base)?))
-    }
+/// The session's current snapshot for `JSON.parse`: its text, or
+/// `[kind, text, patches, kept values]`, where kind 1 means the text holds
+/// only the fields that changed since version `base` (the wrapper holds
+/// that one), kind 0 the whole snapshot; `patches` is null when JSON
+/// carries everything.
+#[napi]
+pub fn store_snapshot<'a>(env: &'a Env, store: &Handle, id: String, base: f64) -> Result<Unknown<'a>> {
+    let js = Js::new(env.raw());
+    Ok(raw(env, store.state(js)?.payload_for(js, &id, base)?))
+}
 
-    /// The session's current snapshot for `JSON.parse`: its text, or
-    /// `[kind, text, patches, kept values]`, where kind 1 means the text holds
-    /// only the fields that changed since version `base` (the wrapper holds
-    /// that one), kind 0 the whole snapshot; `patches` is null when JSON
-    /// carries everything.
-    #[napi]
-    pub fn snapshot<'a>(&self, env: &'a Env, id: String, base: f64) -> Result<Unknown<'a>> {
-        let js = Js::new(env.raw());
-        Ok(raw(env, self.state(js)?.payload_for(js, &id, base)?))
-    }
-
-    /// The sessions `listActiveSessions()` returns, in JS sort order,
-    /// brought up to date: `[ids, versions]`.
-    #[napi]
-    pub fn read_active(&self, env: Env) -> Result<(Vec<String>, Vec<f64>)> {
-        let js = Js::new(env.raw());
-        let active = self.answered(js, |state, answers| state.store.read_active(answers))?;
-        Ok(active.into_iter().map(|(id, version)| (id, version as f64)).unzip())
-    }
+/// The sessions `listActiveSessions()` returns, in JS sort order,
+/// brought up to date: `[ids, versions]`.
+#[napi]
+pub fn store_read_active(env: Env, store: &Handle) -> Result<(Vec<String>, Vec<f64>)> {
+    let js = Js::new(env.raw());
+    let active = store.answered(js, |state, answers| state.store.read_active(answers))?;
+    Ok(active.into_iter().map(|(id, version)| (id, version as f64)).unzip())
 }
 
 /// How many times an operation is run again with new answers from V8 before
@@ -216,7 +217,7 @@ impl NativeStore {
 
 impl State {
     /// The session's current snapshot for `JSON.parse`, as
-    /// [`NativeStore::snapshot`] describes it.
+    /// [`store_snapshot`] describes it.
     fn payload_for(&self, js: Js, id: &str, base: f64) -> JsResult<napi_value> {
         let delta = self.store.delta(id).filter(|d| d.from as f64 == base).map(|d| &d.changed);
         match (self.store.current(id), delta) {
