@@ -51,8 +51,7 @@ function sessionFileId(id) {
 }
 
 function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}) {
-  const store = native.storeOpen(projectRoot(cwd), !!durable);
-  const [rootDir, legacyRootDir] = native.storeDirs(store);
+  const [store, rootDir, legacyRootDir] = native.storeOpen(projectRoot(cwd), !!durable);
   // The object last handed out per session, with the native version it
   // shows: an unchanged session returns the same object, as the old
   // module's cache does.

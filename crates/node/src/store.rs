@@ -25,10 +25,10 @@ use crate::env::{unknown as raw, Js, JsResult};
 use crate::errors;
 use crate::host;
 
+/// What a handle holds: the store's state, borrowed for one operation at a
+/// time.
 pub struct NativeStore {
     state: RefCell<State>,
-    root_dir: String,
-    legacy_root_dir: String,
 }
 
 struct State {
@@ -58,20 +58,15 @@ impl Drop for State {
 /// The store handle.
 type Handle = External<NativeStore>;
 
-/// Opens the store of a project root, creating its sessions directory.
+/// Opens the store of a project root, creating its sessions directory:
+/// `[handle, rootDir, legacyRootDir]`.
 #[napi]
-pub fn store_open(env: Env, project_root: String, durable: bool) -> Result<Handle> {
+pub fn store_open(env: Env, project_root: String, durable: bool) -> Result<(Handle, String, String)> {
     let js = Js::new(env.raw());
     let store = Store::open(Path::new(&project_root), durable).map_err(|e| errors::throw_fs(js, &e))?;
     let (root_dir, legacy_root_dir) = (store.root_dir.to_string_lossy().into_owned(), store.legacy_root_dir.to_string_lossy().into_owned());
     let state = RefCell::new(State { store, kept: Vec::new(), free: Vec::new(), held_after_sweep: 0, env: env.raw() });
-    Ok(External::new(NativeStore { state, root_dir, legacy_root_dir }))
-}
-
-/// `[rootDir, legacyRootDir]`.
-#[napi]
-pub fn store_dirs(store: &Handle) -> (String, String) {
-    (store.root_dir.clone(), store.legacy_root_dir.clone())
+    Ok((External::new(NativeStore { state }), root_dir, legacy_root_dir))
 }
 
 /// Whether a journal exists for a valid id in either directory.
