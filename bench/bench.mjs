@@ -34,6 +34,8 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const THIS_FILE = fileURLToPath(import.meta.url);
@@ -322,10 +324,10 @@ function perOp(n, fn) {
 }
 
 /** µs per call of `fn(i)` over `n` calls, with untimed `before(i)` between. */
-function perOpWith(n, before, fn) {
+async function perOpWith(n, before, fn) {
   let total = 0n;
   for (let i = 0; i < n; i++) {
-    before(i);
+    await before(i);
     const t0 = now();
     fn(i);
     total += now() - t0;
@@ -349,18 +351,37 @@ function settleDisk() {
   if (CFG.settle) spawnSync('sync');
 }
 
+v8.setFlagsFromString('--expose-gc');
+const collectGarbage = vm.runInNewContext('gc');
+
+/**
+ * Collects the garbage the last round left and lets the event loop turn,
+ * untimed, as a server's process does between requests: the native stores
+ * a round dropped are freed only then (Node runs Node-API finalizers from
+ * the event loop), and neither contender pays for the other's garbage.
+ */
+async function settleHeap() {
+  collectGarbage();
+  await nextTurn();
+}
+
+function nextTurn() {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /**
  * Runs each contender's round function in turn, `warmup + rounds` times
  * (native, old, floor, native, old, floor, ...), and returns the median of
  * the counted rounds per contender (null for a contender given as null).
  */
-function alternate(contenders, rounds = CFG.rounds, warmup = 1) {
+async function alternate(contenders, rounds = CFG.rounds, warmup = 1) {
   const samples = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
   for (let r = 0; r < warmup + rounds; r++) {
     for (const [k, run] of Object.entries(contenders)) {
       if (!run) continue;
       settleDisk();
-      const v = run(r);
+      await settleHeap();
+      const v = await run(r);
       if (r >= warmup) samples[k].push(v);
       if (process.env.QLN_BENCH_TRACE) log(`round ${r} ${k}: ${v}`);
     }
@@ -554,7 +575,7 @@ function enabled(name) {
 // Workloads
 
 /** appendEvent to one session that keeps regenerating: the server's generation rounds back to back. */
-function wAppend(impls) {
+async function wAppend(impls) {
   const id = hexId(1);
   const stores = {};
   for (const [k, mod] of Object.entries(impls)) {
@@ -572,7 +593,7 @@ function wAppend(impls) {
   // The object appendEvent returns, built the cheapest generic way JS has
   // (V8's JSON.parse of its compact JSON): part of the floor.
   const objectText = JSON.stringify(stores.native.store.getSnapshot(id));
-  const res = alternate({
+  const res = await alternate({
     native: run('native'),
     js: stores.js ? run('js') : null,
     object: () => perOp(n, () => JSON.parse(objectText)),
@@ -599,7 +620,7 @@ function wAppend(impls) {
 }
 
 /** 1,000 agent_phase appends to one fresh session: the names the server records against p0..p7. */
-function wPhases(impls) {
+async function wPhases(impls) {
   const n = CFG.phaseOps;
   const id = hexId(2);
   const run = (mod, names) => () => {
@@ -610,7 +631,7 @@ function wPhases(impls) {
     removeDir(dir);
     return us;
   };
-  const res = alternate({
+  const res = await alternate({
     native: run(impls.native, AGENT_PHASES),
     js: impls.js ? run(impls.js, AGENT_PHASES) : null,
     nativeP: run(impls.native, SYNTHETIC_PHASES),
@@ -621,7 +642,7 @@ function wPhases(impls) {
 }
 
 /** getSnapshot when nothing changed. */
-function wSnapshot(impls) {
+async function wSnapshot(impls) {
   const id = hexId(3);
   const stores = {};
   for (const [k, mod] of Object.entries(impls)) {
@@ -637,7 +658,7 @@ function wSnapshot(impls) {
     const { store } = stores[k];
     return perOp(n, () => store.getSnapshot(id));
   };
-  const res = alternate({
+  const res = await alternate({
     native: run('native'),
     js: stores.js ? run('js') : null,
     floor: () => perOp(n, () => fs.statSync(jp)),
@@ -686,10 +707,10 @@ function checkSame(label, a, b) {
 }
 
 /** Cold replays of one journal by each implementation, rounds alternating; µs per replay. */
-function alternateColdReplays(impls, label, id, journal, rounds = CFG.rounds) {
+async function alternateColdReplays(impls, label, id, journal, rounds = CFG.rounds) {
   const dirs = journalProjects(impls, label, id, journal);
   const out = { native: {}, js: {} };
-  const res = alternate({
+  const res = await alternate({
     native: () => coldReplay(impls.native, dirs.native, id, out.native),
     js: impls.js ? () => coldReplay(impls.js, dirs.js, id, out.js) : null,
   }, rounds);
@@ -698,10 +719,10 @@ function alternateColdReplays(impls, label, id, journal, rounds = CFG.rounds) {
 }
 
 /** Cold replay of a 20,000-event journal of generation rounds. */
-function wReplay(impls) {
+async function wReplay(impls) {
   const id = hexId(4);
   const n = CFG.replayEvents;
-  const { dirs, out, res } = alternateColdReplays(impls, 'replay', id, { n, gen: longEvent }, CFG.replayRounds);
+  const { dirs, out, res } = await alternateColdReplays(impls, 'replay', id, { n, gen: longEvent }, CFG.replayRounds);
   const floor = probeFloor('replay', { journal: journalOf(dirs.native, id) });
   row(`cold replay, ${n.toLocaleString('en-US')} events (µs/event)`, {
     old: res.js && res.js / n, native: res.native / n, target: { ratio: 4 },
@@ -719,14 +740,14 @@ function wReplay(impls) {
 }
 
 /** Native µs/event of cold replays at growing journal lengths: flat (largest against cheapest ≤ 1.5). */
-function wReplayScale(impls) {
+async function wReplayScale(impls) {
   const id = hexId(5);
   const sizes = CFG.scale;
   const per = {};
   for (const n of sizes) {
     const dir = project(`scale-${n}`);
     writeJournal(journalOf(dir, id), id, n, longEvent);
-    per[n] = alternate({ native: () => coldReplay(impls.native, dir, id) / n }).native;
+    per[n] = (await alternate({ native: () => coldReplay(impls.native, dir, id) / n })).native;
     removeDir(dir);
   }
   const largest = sizes[sizes.length - 1];
@@ -742,13 +763,13 @@ function wReplayScale(impls) {
 }
 
 /** Half the events are stale checkpoints, so diagnostics grow with the journal (the old module's copy per event makes it quadratic). */
-function wReplayStale(impls) {
+async function wReplayStale(impls) {
   const id = hexId(6);
   const n = CFG.staleEvents;
   const stale = (sid, i) => (i % 2 === 0
     ? { token: TOKEN, type: 'checkpoint', id: sid, revision: i / 2 + 1, revisionDomain: 'browser', owner: OWNER, reason: 'param_changed', phase: 'cycling', visibleVariant: 1 }
     : { token: TOKEN, type: 'checkpoint', id: sid, revision: 0, revisionDomain: 'browser', owner: 'browser-77c0e1d2', reason: 'browser_resumed', phase: 'generating' });
-  const { res } = alternateColdReplays(impls, 'stale', id, { n, gen: stale });
+  const { res } = await alternateColdReplays(impls, 'stale', id, { n, gen: stale });
   row(`replay, ${n.toLocaleString('en-US')} events, half stale checkpoints (µs/event)`, { old: res.js && res.js / n, native: res.native / n });
 }
 
@@ -757,7 +778,7 @@ function wReplayStale(impls) {
  * appended one raw line without touching the snapshot file (the old module
  * replays the whole journal).
  */
-function wForeign(impls) {
+async function wForeign(impls) {
   const id = hexId(7);
   const n = CFG.foreignEvents;
   const dirs = journalProjects(impls, 'foreign', id, { n, gen: longEvent });
@@ -775,7 +796,7 @@ function wForeign(impls) {
       c.seq++;
     }, () => c.reader.getSnapshot(id));
   };
-  const res = alternate({ native: run('native'), js: impls.js ? run('js') : null });
+  const res = await alternate({ native: run('native'), js: impls.js ? run('js') : null });
   // The reader must see what a fresh store replaying the journal sees.
   for (const [k, mod] of Object.entries(impls)) {
     fs.rmSync(snapshotOf(ctx[k].dir, id), { force: true });
@@ -791,7 +812,7 @@ function wForeign(impls) {
 }
 
 /** listActiveSessions over 500 sessions (each at variants-arriving), warm and from a fresh store. µs per session. */
-function wList(impls) {
+async function wList(impls) {
   const count = CFG.listSessions;
   const ctx = {};
   for (const [k, mod] of Object.entries(impls)) {
@@ -806,14 +827,19 @@ function wList(impls) {
     if (listed.length !== count) MISSES.push(`list: ${k} listed ${listed.length} of ${count}`);
     ctx[k] = { dir, warm, mod };
   }
-  const warm = alternate({
+  const warm = await alternate({
     native: () => perOp(CFG.listWarmOps, () => ctx.native.warm.listActiveSessions()) / count,
     js: ctx.js ? () => perOp(CFG.listWarmOps, () => ctx.js.warm.listActiveSessions()) / count : null,
   });
-  const freshRun = (k) => () => {
+  const freshRun = (k) => async () => {
     const { mod, dir } = ctx[k];
     let store;
-    return perOpWith(CFG.listFreshOps, () => { store = mod.createLiveSessionStore({ cwd: dir }); }, () => store.listActiveSessions()) / count;
+    const release = async () => {
+      store = null;
+      await nextTurn();
+      store = mod.createLiveSessionStore({ cwd: dir });
+    };
+    return await perOpWith(CFG.listFreshOps, release, () => store.listActiveSessions()) / count;
   };
   // The floor of a fresh listing: what any store must do per session before
   // it hands out the snapshot, i.e. stat the journal and read the snapshot
@@ -823,7 +849,7 @@ function wList(impls) {
   const rootDir = ctx.native.warm.rootDir;
   const texts = fs.readdirSync(rootDir).filter((n) => n.endsWith('.snapshot.json')).map((n) => fs.readFileSync(path.join(rootDir, n), 'utf8'));
   const parse = () => perOp(1, () => texts.forEach((text) => JSON.parse(text))) / texts.length;
-  const fresh = alternate({ native: freshRun('native'), js: ctx.js ? freshRun('js') : null, parse });
+  const fresh = await alternate({ native: freshRun('native'), js: ctx.js ? freshRun('js') : null, parse });
   const probe = probeFloor('read', { sessions: rootDir });
   const floorValue = probe ? probe.read + fresh.parse : null;
   row(`listActiveSessions, ${count} sessions, warm (µs/session)`, { old: warm.js, native: warm.native, target: { ratio: 2 } });
@@ -832,12 +858,12 @@ function wList(impls) {
     floor: probe ? `${fmt(floorValue)} (stat & read ${fmt(probe.read)} + JSON.parse ${fmt(fresh.parse)})` : `JSON.parse ${fmt(fresh.parse)}`,
     floorValue,
   });
-  NOTES.push('listActiveSessions fresh = a new store each call, its construction untimed; floor = a stat of each journal and a read of its ' +
+  NOTES.push('listActiveSessions fresh = a new store each call, its construction and a turn of the event loop between calls untimed; floor = a stat of each journal and a read of its ' +
     'snapshot file from Rust (probeFloor read) + V8\'s JSON.parse of that text, per session (the old module pays the parse too, from its own reads).');
 }
 
 /** withSourceLockSync round trip, sourceLockPath alone, and the raw lock floor. */
-function wLock(impls) {
+async function wLock(impls) {
   const file = 'src/pages/pricing.astro';
   const ctx = {};
   for (const [k, mod] of Object.entries(impls)) {
@@ -851,7 +877,7 @@ function wLock(impls) {
   const n = CFG.lockOps;
   const fn = () => 42;
   const trip = (k) => () => perOp(n, () => ctx[k].mod.withSourceLockSync(file, 'bench', fn, { cwd: ctx[k].dir }));
-  const res = alternate({
+  const res = await alternate({
     native: trip('native'),
     js: ctx.js ? trip('js') : null,
     floor: () => perOp(n, () => {
@@ -862,7 +888,7 @@ function wLock(impls) {
     }),
   });
   const p = (k) => () => perOp(n, () => ctx[k].mod.sourceLockPath(file, ctx[k].dir));
-  const pathRes = alternate({ native: p('native'), js: ctx.js ? p('js') : null });
+  const pathRes = await alternate({ native: p('native'), js: ctx.js ? p('js') : null });
   row('withSourceLockSync round trip (fn returns a value)', { old: res.js, native: res.native, target: { ratio: 3 }, floor: res.floor });
   row('sourceLockPath alone', { old: pathRes.js, native: pathRes.native });
   NOTES.push(`lock floor = openSync(wx) + writeSync of a ${payload.length}-byte owner record + closeSync + unlinkSync.`);
@@ -874,7 +900,7 @@ function wLock(impls) {
  * each time, set up untimed; timestamps differ, the work is the same), and the
  * journal itself replayed cold.
  */
-function wTraffic(impls) {
+async function wTraffic(impls) {
   const traffic = loadTraffic();
   if (!traffic.length) {
     NOTES.push(`traffic: no journals in ${TRAFFIC_DIR}`);
@@ -896,7 +922,7 @@ function wTraffic(impls) {
       }
       return total / (reps * t.events.length);
     };
-    const app = alternate({ native: appendRound('native'), js: impls.js ? appendRound('js') : null });
+    const app = await alternate({ native: appendRound('native'), js: impls.js ? appendRound('js') : null });
     if (last.js && (last.native.phase !== last.js.phase || last.native.diagnostics.length !== last.js.diagnostics.length)) {
       MISSES.push(`traffic ${t.name}: native and old snapshots differ after the same appends`);
     }
@@ -907,7 +933,7 @@ function wTraffic(impls) {
       for (let r = 0; r < CFG.trafficReplays; r++) total += coldReplay(impls[k], dirs[k], t.id, out[k]);
       return total / CFG.trafficReplays;
     };
-    const rep = alternate({ native: replayRound('native'), js: impls.js ? replayRound('js') : null });
+    const rep = await alternate({ native: replayRound('native'), js: impls.js ? replayRound('js') : null });
     checkSame(`traffic ${t.name} replay`, out.native.snapshot, out.js.snapshot);
     for (const dir of Object.values(dirs)) removeDir(dir);
     const label = `traffic ${t.name} (${t.events.length} events, ${(t.text.length / 1024).toFixed(1)} KiB)`;
@@ -927,7 +953,7 @@ function wTraffic(impls) {
  * live-status or a second server would be) reads that session, and every 10
  * appends it lists the active sessions. µs per append, reads included.
  */
-function wDay(impls) {
+async function wDay(impls) {
   const slots = CFG.daySessions;
   const ops = CFG.dayOps;
   /**
@@ -1041,7 +1067,7 @@ function wDay(impls) {
     removeDir(d.dir);
     return Number(total) / 1000 / ops;
   };
-  const res = alternate({ native: run('native'), js: impls.js ? run('js') : null, create: floorCreate });
+  const res = await alternate({ native: run('native'), js: impls.js ? run('js') : null, create: floorCreate });
   if (last.js != null && last.native !== last.js) MISSES.push("server's day: the reader's last listing differs between native and old");
   const probe = probeFloor('append', sample);
   const floorValue = probe && sample.read != null ? probe.guarded + sample.read + res.create : null;
@@ -1080,7 +1106,7 @@ function runChild(args, { gc = false } = {}) {
 }
 
 /** A 600 MiB journal, replayed in a child process; peak RSS. */
-function wBig(impls, liveDir) {
+async function wBig(impls, liveDir) {
   const id = hexId(8);
   const dir = project('big');
   const file = journalOf(dir, id);
@@ -1131,7 +1157,7 @@ function wBig(impls, liveDir) {
 }
 
 /** Memory held by one store with 1,000 sessions, one child process per implementation and round. */
-function wMemory(impls, liveDir) {
+async function wMemory(impls, liveDir) {
   const count = CFG.memorySessions;
   const dir = project('memory');
   for (let s = 0; s < count; s++) {
@@ -1162,7 +1188,7 @@ function wMemory(impls, liveDir) {
 }
 
 /** durable: true (fsync per append) against the default, native only. */
-function wDurable(impls) {
+async function wDurable(impls) {
   const id = hexId(9);
   const ctx = {};
   for (const durable of [false, true]) {
@@ -1173,7 +1199,7 @@ function wDurable(impls) {
   }
   const n = CFG.durableOps;
   const run = (d) => () => perOp(n, () => ctx[d].store.appendEvent(longEvent(id, ++ctx[d].i)));
-  const res = alternate({ default: run(false), durable: run(true) });
+  const res = await alternate({ default: run(false), durable: run(true) });
   row('appendEvent, native default (same run as durable)', { native: res.default });
   row('appendEvent, native `durable: true`', { native: res.durable, ratio: `${fmt(res.durable / res.default)}x cost` });
 }
@@ -1214,7 +1240,7 @@ function installPackage(modules) {
  * process: the import alone, and a helper (create a store, read one session,
  * exit). The project holds one session of a generation round.
  */
-function wLoad(impls, liveDir) {
+async function wLoad(impls, liveDir) {
   const root = fs.mkdtempSync(path.join(tmpRoot(), 'load-'));
   const dir = project('load-project');
   const id = hexId(11);
@@ -1430,7 +1456,7 @@ async function main() {
     if (!enabled(name)) continue;
     const t0 = now();
     log(`${name} ...`);
-    table[name]();
+    await table[name]();
     log(`${name} done in ${(usSince(t0) / 1e6).toFixed(1)} s`);
   }
   console.log('');
