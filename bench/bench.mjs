@@ -351,6 +351,7 @@ function settleDisk() {
   if (CFG.settle) spawnSync('sync');
 }
 
+// Every process of the bench, its children too, collects garbage on demand.
 v8.setFlagsFromString('--expose-gc');
 const collectGarbage = vm.runInNewContext('gc');
 
@@ -1089,8 +1090,8 @@ async function wDay(impls) {
 }
 
 /** Peak RSS of a child process running `args`, with its JSON result. */
-function runChild(args, { gc = false } = {}) {
-  const nodeArgs = [...(gc ? ['--expose-gc'] : []), THIS_FILE, '--child', ...args];
+function runChild(args) {
+  const nodeArgs = [THIS_FILE, '--child', ...args];
   const hasTime = fs.existsSync('/usr/bin/time');
   const r = hasTime
     ? spawnSync('/usr/bin/time', ['-v', process.execPath, ...nodeArgs], { encoding: 'utf8', maxBuffer: 1 << 26 })
@@ -1171,7 +1172,7 @@ async function wMemory(impls, liveDir) {
       // Each child works on its own copy, so neither sees files the other wrote.
       const copy = project(`memory-${k}`);
       fs.cpSync(path.join(dir, '.impeccable'), path.join(copy, '.impeccable'), { recursive: true });
-      const res = runChild(['memory', JSON.stringify({ impl: k, liveDir, dir: copy, count })], { gc: true });
+      const res = runChild(['memory', JSON.stringify({ impl: k, liveDir, dir: copy, count })]);
       if (res.error || res.listed !== count) {
         MISSES.push(`memory: ${k} child failed: ${res.error || `listed ${res.listed}`}`);
       } else {
@@ -1390,8 +1391,7 @@ async function child(kind, spec) {
     return;
   }
   if (kind === 'memory') {
-    const gc = globalThis.gc;
-    const settle = () => { for (let i = 0; i < 4; i++) gc(); };
+    const settle = () => { for (let i = 0; i < 4; i++) collectGarbage(); };
     settle();
     const before = process.memoryUsage();
     const store = mod.createLiveSessionStore({ cwd: opts.dir });
