@@ -214,7 +214,10 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
     const pid = deadPid();
     writeLock(project, 'dead.lock', { owner: 'gone', token: 't1', pid, at: Date.now(), file: path.join(project, 'a.css') });
     writeLock(project, 'live.lock', { owner: 'here', token: 't2', pid: process.pid, at: Date.now(), file: path.join(project, 'b.css') });
-    // A staging file whose writer is gone.
+    // A staging file whose writer is gone, named as the store names them; and
+    // one that only looks like one (no random part), which is not the store's.
+    const staged = `.0123456789abcdef.echo.snapshot.json.${pid}.tmp`;
+    fs.writeFileSync(path.join(dir, staged), '{');
     fs.writeFileSync(path.join(dir, `echo.snapshot.json.${pid}.tmp`), '{');
 
     const r = await run(['doctor', '--json', '--cwd', project]);
@@ -227,7 +230,7 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
     const alpha = report.checks.snapshotMismatches.find((s) => s.id === 'alpha');
     assert.notEqual(alpha.snapshotJournalBytes, alpha.journalBytes);
     assert.match(alpha.reasons[0], /^__journalBytes \d+ != journal size \d+$/);
-    assert.deepEqual(report.checks.stagingFiles.map((s) => path.basename(s.file)), [`echo.snapshot.json.${pid}.tmp`]);
+    assert.deepEqual(report.checks.stagingFiles.map((s) => path.basename(s.file)), [staged]);
     assert.equal(report.problems, 5);
     // Every finding carries its fix.
     const findings = Object.values(report.checks).flat();
@@ -237,7 +240,7 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
     const torn = report.checks.tornTails[0];
     assert.match(torn.fix, new RegExp(`truncate -s ${torn.bytes - torn.fragmentBytes} `));
     assert.match(alpha.fix, /`npx quiver-live-native replay alpha --verify --cwd /);
-    assert.match(report.checks.stagingFiles[0].fix, /: rm \S+\.tmp$/);
+    assert.match(report.checks.stagingFiles[0].fix, /: rm \S+\.tmp \(a store opened on this project removes it too\)$/);
 
     const text = await run(['doctor', '--cwd', project]);
     assert.equal(text.code, 1);

@@ -5,11 +5,10 @@ import { EXIT } from '../lib/errors.mjs';
 import { SNAPSHOT_SUFFIX, verifySession, withScratchStore } from '../lib/health.mjs';
 import { inspectLocks } from '../lib/locks.mjs';
 import { c, cell, out, run as hint, sanitize, shellWord, truncate, writeJson } from '../lib/output.mjs';
-import { isDir, isSessionId, journalIds, journalPathOf, listDir, projectDirs, resolveCwd, statOrNull } from '../lib/project.mjs';
+import { binding, isDir, isSessionId, journalIds, journalPathOf, listDir, projectDirs, resolveCwd, statOrNull } from '../lib/project.mjs';
 
 /** A staging file younger than this whose writer is alive may be in flight. */
 const STAGING_STALE_MS = 60_000;
-const STAGING = /^(.*)\.snapshot\.json\.(.+)\.tmp$/;
 /** How long to wait before looking again at what the first look found. */
 const RECHECK_MS = 150;
 
@@ -24,7 +23,7 @@ export default {
     __journalBytes not the journal's size, non-integer __nextSeq, another
     id), or a trusted one that differs from a fresh replay
   - legacy journals in <root>/.impeccable-live/sessions not yet copied forward
-  - leftover *.snapshot.json.*.tmp staging files (writer gone or older than 60 s)
+  - leftover .*.snapshot.json.*.tmp staging files (writer gone or older than 60 s)
   - journals whose name is not a valid session id (listActiveSessions throws)
 Every journal is replayed on a copy in a temporary directory. A finding is
 looked at again after a short pause, so a write in progress is not reported.
@@ -81,30 +80,21 @@ function findLegacyJournals(dirs) {
     .map((id) => ({ file: path.join(dirs.legacyDir, id + '.jsonl'), id }));
 }
 
-/** As the old module: `process.kill(pid, 0)`, and only ESRCH means dead. */
-function pidReachable(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error?.code !== 'ESRCH';
-  }
-}
-
+/**
+ * Staging files (`.<16 hex>.<id>.snapshot.json.<pid>.tmp`) as the store
+ * names them and judges their writers: left over when the writer is gone
+ * (a store opened on the project removes those) or it is older than a
+ * write takes.
+ */
 function findStagingFiles(dirs, now) {
   const leftovers = [];
   const inFlight = [];
-  for (const name of listDir(dirs.sessionsDir)) {
-    const m = STAGING.exec(name);
-    if (!m) continue;
-    const file = path.join(dirs.sessionsDir, name);
-    const stat = statOrNull(file);
+  for (const name of listDir(dirs.sessionsDir).filter((n) => n.includes(`${SNAPSHOT_SUFFIX}.`))) {
+    const writer = binding().stagedFileWriter(name);
+    const stat = writer && statOrNull(path.join(dirs.sessionsDir, name));
     if (!stat) continue;
-    const pid = /^\d+$/.test(m[2]) ? Number(m[2]) : null;
-    const ageMs = now - stat.mtimeMs;
-    const writerAlive = pid !== null && pidReachable(pid);
-    const entry = { file, pid, writerAlive, ageMs };
-    if (!writerAlive || ageMs > STAGING_STALE_MS) leftovers.push(entry);
+    const entry = { file: path.join(dirs.sessionsDir, name), pid: writer.pid, writerAlive: writer.alive, ageMs: now - stat.mtimeMs };
+    if (!writer.alive || entry.ageMs > STAGING_STALE_MS) leftovers.push(entry);
     else inFlight.push(entry);
   }
   return { leftovers, inFlight };
@@ -156,7 +146,8 @@ const CHECKS = [
   ['legacyJournals', 'legacy journals', (l) => `${l.file}: not yet copied to the sessions dir`,
     (l, dirs) => `nothing to do: readers read it where it is, and the session's next append copies it to ${dirs.sessionsDir}`],
   ['stagingFiles', 'staging files', (s) => `${s.file}: leftover (${s.writerAlive ? `older than ${STAGING_STALE_MS / 1000} s` : 'writer gone'})`,
-    (s) => `a writer left it behind and nothing reads it: rm ${shellWord(s.file)}`],
+    (s) => `a writer left it behind and nothing reads it: rm ${shellWord(s.file)}` +
+      (s.writerAlive ? '' : ' (a store opened on this project removes it too)')],
   ['invalidJournalNames', 'journal names', (j) => `${j.file}: not a valid session id (listActiveSessions throws on it)`,
     (j) => `move it out of ${path.dirname(j.file)}, or rename it to a valid id ([A-Za-z0-9_-]{1,128}.jsonl): listActiveSessions fails while it is there`],
 ];

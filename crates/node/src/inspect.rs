@@ -38,6 +38,14 @@ pub fn lock_verdict(path: &str) -> (&'static str, bool) {
     (name, verdict.is_stale())
 }
 
+/// The writer of a snapshot staging file named `name`, and whether it is
+/// alive (a store opened on the directory removes the files of dead
+/// writers); `None` when `name` is not a staging file's.
+pub fn staged_writer(name: &str) -> Option<(u32, bool)> {
+    let pid = sys::staged_pid(name)?;
+    Some((pid, sys::pid_is_alive(f64::from(pid))))
+}
+
 /// Each rule of the trust rule the snapshot file at `path` breaks, as
 /// (rule, the file's value as JSON text; `None` for `undefined`).
 pub fn snapshot_distrust(js: Js, path: &str, id: &str, journal_bytes: u64) -> JsResult<Vec<(&'static str, Option<String>)>> {

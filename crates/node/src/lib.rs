@@ -165,3 +165,18 @@ pub fn inspect_journal(env: Env, path: String, id: String) -> Result<JournalRepo
         torn_tail: facts.torn_tail.map(|(line, bytes, text)| TornTail { line: n(line), bytes: n(bytes), text }),
     })
 }
+
+/// The process that wrote a snapshot staging file.
+#[napi(object)]
+pub struct StagedWriter {
+    pub pid: u32,
+    pub alive: bool,
+}
+
+/// The writer of the staging file named `name` (`.<16 hex>.<target>.<pid>.tmp`),
+/// as a store opened on its directory judges it before removing the files of
+/// dead writers; `null` when `name` is not a staging file's.
+#[napi]
+pub fn staged_file_writer(name: String) -> Option<StagedWriter> {
+    inspect::staged_writer(&name).map(|(pid, alive)| StagedWriter { pid, alive })
+}
