@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CWD, HELP, JSON_OUTPUT } from '../lib/args.mjs';
 import { EXIT } from '../lib/errors.mjs';
-import { SNAPSHOT_SUFFIX, verifySession, withScratchStore } from '../lib/health.mjs';
+import { SNAPSHOT_SUFFIX, verifySession, withScratchStores } from '../lib/health.mjs';
 import { inspectLocks } from '../lib/locks.mjs';
 import { c, cell, out, run as hint, sanitize, shellWord, truncate, writeJson } from '../lib/output.mjs';
 import { binding, isDir, isSessionId, journalIds, journalPathOf, listDir, projectDirs, resolveCwd, statOrNull } from '../lib/project.mjs';
@@ -37,7 +37,7 @@ where one does it. Reads only.`,
 /** The sessions readers see, each judged by verifySession. */
 function verifySessions(dirs) {
   const ids = [...new Set([...journalIds(dirs.sessionsDir), ...journalIds(dirs.legacyDir)])].filter(isSessionId).sort();
-  return withScratchStore((tmp) => ids.map((id) => verifySession(dirs, id, tmp)).filter(Boolean));
+  return withScratchStores((scratch) => ids.map((id) => verifySession(dirs, id, scratch)).filter(Boolean));
 }
 
 function sessionFindings(reports, dirs) {

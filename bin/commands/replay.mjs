@@ -1,7 +1,7 @@
 import { CWD, HELP, JSON_OUTPUT } from '../lib/args.mjs';
 import { EXIT } from '../lib/errors.mjs';
 import { describeSnapshot, diagnosticLines } from '../lib/describe.mjs';
-import { verifySession, withScratchStore } from '../lib/health.mjs';
+import { verifySession, withScratchStores } from '../lib/health.mjs';
 import { c, cell, out, sanitize, truncate, writeJson } from '../lib/output.mjs';
 import { checkSessionId, projectDirs, resolveCwd, sessionNotFound } from '../lib/project.mjs';
 
@@ -35,8 +35,8 @@ by line number with the replay's other diagnostics; they are not problems
 function run(opts) {
   const id = checkSessionId('replay', opts.id);
   const dirs = projectDirs(resolveCwd(opts.cwd));
-  return withScratchStore((tmp) => {
-    const report = verifySession(dirs, id, tmp);
+  return withScratchStores((scratch) => {
+    const report = verifySession(dirs, id, scratch);
     if (!report) throw sessionNotFound(dirs, id);
     const { replayed, ...verified } = report;
     if (!opts.verify) {

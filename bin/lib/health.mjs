@@ -64,13 +64,18 @@ function sameField(key, replayed, fromFile) {
   return isDeepStrictEqual(replayed, fromFile);
 }
 
-/** The snapshot file beside a replay: trusted or why not, and where it differs. */
-function snapshotReport(snapshotPath, text, copyPath, id, journal, replayJson, base) {
-  const file = { path: snapshotPath, present: text !== null };
-  if (text === null) return file;
+/**
+ * The snapshot file beside a replay: trusted or why not, and where it
+ * differs. `readerView()` is what a store reading the file and the journal
+ * holds; for a file it does not trust, what the file would give is shown
+ * as `{ ...baseSnapshot(id), ...file }` (`base` is a base snapshot).
+ */
+function snapshotReport(snapshotPath, bytes, copyPath, id, journal, replayJson, readerView, base) {
+  const file = { path: snapshotPath, present: bytes !== null };
+  if (bytes === null) return file;
   const untrustedReasons = distrustReasons(copyPath, id, journal.bytes);
   let parsed = null;
-  try { parsed = JSON.parse(text); } catch { /* reported by the binding's verdict */ }
+  try { parsed = JSON.parse(bytes.toString('utf8')); } catch { /* reported by the binding's verdict */ }
   const parsable = Boolean(parsed) && typeof parsed === 'object';
   Object.assign(file, {
     parsable,
@@ -84,8 +89,7 @@ function snapshotReport(snapshotPath, text, copyPath, id, journal, replayJson, b
   file.differences = [];
   if (parsable) {
     const { __journalBytes, __nextSeq, ...content } = parsed;
-    // What a reader trusting the file holds: { ...baseSnapshot(id), ...file }.
-    const hydrated = { ...JSON.parse(JSON.stringify({ ...base, id })), ...content };
+    const hydrated = file.trusted ? JSON.parse(JSON.stringify(readerView())) : { ...JSON.parse(JSON.stringify({ ...base, id })), ...content };
     for (const key of new Set([...Object.keys(replayJson), ...Object.keys(hydrated)])) {
       if (!sameField(key, replayJson[key], hydrated[key])) file.differences.push({ field: key, snapshotFile: hydrated[key], replay: replayJson[key] });
     }
@@ -97,37 +101,40 @@ function snapshotReport(snapshotPath, text, copyPath, id, journal, replayJson, b
 
 /** Reads the snapshot file, then copies the journal; again if the journal moved meanwhile, so both describe one moment. */
 function copyMoment(journalPath, snapshotPath, copy) {
-  let text = null;
+  let bytes = null;
   for (let attempt = 0; attempt < 5; attempt++) {
-    try { text = fs.readFileSync(snapshotPath, 'utf8'); } catch (error) {
+    try { bytes = fs.readFileSync(snapshotPath); } catch (error) {
       if (error.code !== 'ENOENT') throw error;
-      text = null;
+      bytes = null;
     }
     fs.copyFileSync(journalPath, copy);
     if (statOrNull(journalPath)?.size === fs.statSync(copy).size) break;
   }
-  return text;
+  return bytes;
 }
 
 /**
- * Replays session `id` from scratch on a copy in `tmp` (a scratch project
- * `{ dir, store }`), judges its snapshot file, and says whether the session
- * is healthy (`consistent`) and if not, why (`problems`). Null when it has
- * no journal. `replayed` is the fresh replay's snapshot.
+ * Replays session `id` from scratch on a copy (in `scratch`, see
+ * withScratchStores), judges its snapshot file, and says whether the
+ * session is healthy (`consistent`) and if not, why (`problems`). Null when
+ * it has no journal. `replayed` is the fresh replay's snapshot.
  */
-export function verifySession(dirs, id, tmp) {
+export function verifySession(dirs, id, scratch) {
   const journalPath = journalPathOf(dirs, id);
   if (!journalPath) return null;
   const snapshotPath = path.join(dirs.sessionsDir, id + SNAPSHOT_SUFFIX);
-  const copy = path.join(tmp.store.rootDir, id + '.jsonl');
-  const text = copyMoment(journalPath, snapshotPath, copy);
-  const snapshotCopy = path.join(tmp.dir, `${id}${SNAPSHOT_SUFFIX}.copy`);
-  if (text !== null) fs.writeFileSync(snapshotCopy, text);
+  const copy = path.join(scratch.replayer.rootDir, id + '.jsonl');
+  const bytes = copyMoment(journalPath, snapshotPath, copy);
+  // The reader's copy: the same journal beside the same snapshot file.
+  const snapshotCopy = path.join(scratch.reader.rootDir, id + SNAPSHOT_SUFFIX);
+  fs.copyFileSync(copy, path.join(scratch.reader.rootDir, id + '.jsonl'));
+  if (bytes !== null) fs.writeFileSync(snapshotCopy, bytes);
   const journal = journalReport(journalPath, copy, id);
-  const replayed = tmp.store.getSnapshot(id, { includeCompleted: true });
+  const replayed = scratch.replayer.getSnapshot(id, { includeCompleted: true });
   const replayJson = JSON.parse(JSON.stringify(replayed));
-  const base = tmp.store.getSnapshot('__quiver_live_base__', { includeCompleted: true });
-  const snapshotFile = snapshotReport(snapshotPath, text, snapshotCopy, id, journal, replayJson, base);
+  const readerView = () => scratch.reader.getSnapshot(id, { includeCompleted: true });
+  const base = scratch.replayer.getSnapshot('__quiver_live_base__', { includeCompleted: true });
+  const snapshotFile = snapshotReport(snapshotPath, bytes, snapshotCopy, id, journal, replayJson, readerView, base);
 
   const problems = [];
   if (journal.tornTail) problems.push({ kind: 'torn_tail', message: `line ${journal.tornTail.line} has no newline (${journal.tornTail.bytes} bytes)` });
@@ -152,7 +159,13 @@ export function verifySession(dirs, id, tmp) {
   };
 }
 
-/** Runs `fn(tmp)` with a scratch project and a store on it, to replay copies in. */
-export function withScratchStore(fn) {
-  return withTempProject((dir) => fn({ dir, store: native().createLiveSessionStore({ cwd: dir }) }));
+/**
+ * Runs `fn(scratch)` with two stores on scratch projects outside the user's:
+ * `replayer` holds journal copies only, so it replays them; `reader` holds
+ * each beside a copy of its snapshot file, so it reads them as any reader of
+ * the project would.
+ */
+export function withScratchStores(fn) {
+  const open = (dir) => native().createLiveSessionStore({ cwd: dir });
+  return withTempProject((a) => withTempProject((b) => fn({ replayer: open(a), reader: open(b) })));
 }
