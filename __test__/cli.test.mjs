@@ -586,6 +586,15 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
       assert.ok(error.message.length > 0);
       if (code === 2) assert.match(error.help, new RegExp(`^quiver-live-native ${COMMANDS.includes(args[0]) ? `${args[0]} ` : ''}--help$`));
     });
+    // A file that cannot be read is an I/O error (4), with its OS code and path; not a load failure (5).
+    const unreadable = path.join(sessionsDir(project), 'dir.jsonl');
+    fs.mkdirSync(unreadable);
+    const io = await run(['replay', 'dir', '--json', '--cwd', project]);
+    assert.equal(io.code, 4, io.stderr);
+    const { error: ioError } = JSON.parse(io.stderr);
+    assert.deepEqual([ioError.code, ioError.exitCode, ioError.path], ['io', 4, unreadable]);
+    assert.match(ioError.osCode, /^E[A-Z]+$/);
+    fs.rmdirSync(unreadable);
     // Without --json, the same errors stay text.
     const plain = await run(['show', 'nope', '--cwd', project]);
     assert.match(plain.stderr, /^quiver-live-native: no session nope/);

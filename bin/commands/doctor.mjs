@@ -4,7 +4,7 @@ import { CWD, HELP, JSON_OUTPUT } from '../lib/args.mjs';
 import { EXIT } from '../lib/errors.mjs';
 import { SNAPSHOT_SUFFIX, verifySession, withScratchStores } from '../lib/health.mjs';
 import { inspectLocks } from '../lib/locks.mjs';
-import { c, cell, out, run as hint, sanitize, shellWord, truncate, writeJson } from '../lib/output.mjs';
+import { c, cell, hint, out, sanitize, shellWord, truncate, writeJson } from '../lib/output.mjs';
 import { binding, isDir, isSessionId, journalIds, journalPathOf, listDir, projectDirs, resolveCwd, statOrNull } from '../lib/project.mjs';
 
 /** A staging file younger than this whose writer is alive may be in flight. */

@@ -1,7 +1,7 @@
 import { CWD, HELP, JSON_OUTPUT } from '../lib/args.mjs';
 import { EXIT } from '../lib/errors.mjs';
 import { inspectLocks, removeStaleLock } from '../lib/locks.mjs';
-import { c, cell, formatAge, out, renderTable, run as hint, shellWord, truncate, writeJson } from '../lib/output.mjs';
+import { c, cell, formatAge, hint, out, renderTable, shellWord, truncate, writeJson } from '../lib/output.mjs';
 import { projectDirs, resolveCwd } from '../lib/project.mjs';
 
 export default {

@@ -3,7 +3,7 @@
 /** The name users run the CLI by; every hint and message uses it. */
 export const PROGRAM = 'quiver-live-native';
 /** How a hint spells a command, runnable without installing anything first. */
-export const run = (args) => `npx ${PROGRAM} ${args}`;
+export const hint = (args) => `npx ${PROGRAM} ${args}`;
 
 /**
  * Whether to colour output (https://no-color.org, and Node's FORCE_COLOR):
