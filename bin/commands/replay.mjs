@@ -26,7 +26,7 @@ by line number with the replay's other diagnostics; they are not problems
   ],
   exitCodes: {
     0: 'replayed; with --verify, healthy',
-    1: 'with --verify: a torn tail, or a snapshot file readers distrust or that differs from the replay',
+    1: 'with --verify, not healthy: a torn tail, or a snapshot file readers\ndistrust or that differs from the replay',
     2: '', 3: 'no such session, or --cwd does not exist', 4: '', 5: '',
   },
   run,

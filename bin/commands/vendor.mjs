@@ -7,6 +7,13 @@ import { out, renderTable, writeJson } from '../lib/output.mjs';
 const require = createRequire(import.meta.url);
 const { SUPPORTED } = require('../../platform.js');
 
+/** The supported platforms, a few to a line. */
+function platformLines() {
+  const lines = [];
+  for (let i = 0; i < SUPPORTED.length; i += 3) lines.push(SUPPORTED.slice(i, i + 3).join(', '));
+  return lines.join(',\n');
+}
+
 /** The vendor module's error codes, by exit code. */
 const VENDOR_EXIT = {
   QLN_USAGE: EXIT.USAGE,
@@ -42,7 +49,7 @@ again updates the shims and keeps the moved JavaScript. See docs/ADOPTING.md.`,
   options: [
     {
       name: 'platforms', type: 'string', arg: 'LIST',
-      help: `comma-separated platforms, or \`current\`, or \`all\`\n(default: every one available here); supported:\n${SUPPORTED.join(', ')}`,
+      help: `comma-separated platforms, or \`current\`, or \`all\`\n(default: every one available here); supported:\n${platformLines()}`,
     },
     { name: 'shims', type: 'string', arg: 'LIVE_DIR', help: 'integrate the bundle into that live directory' },
     { name: 'force', type: 'boolean', help: 'replace a non-empty <dir> that holds no bundle, or a\n*.js.mjs that differs from the module it would replace' },

@@ -12,8 +12,8 @@ export const EXIT = {
 };
 
 export const EXIT_TABLE = [
-  [EXIT.OK, 'ok (healthy, consistent, written)'],
-  [EXIT.PROBLEMS, 'problems found (doctor, locks), inconsistent (replay --verify), refused (vendor)'],
+  [EXIT.OK, 'ok'],
+  [EXIT.PROBLEMS, 'problems found (doctor, locks), not healthy (replay --verify), refused (vendor)'],
   [EXIT.USAGE, 'usage error (the message names the command whose --help to read)'],
   [EXIT.NOT_FOUND, 'not found: a session, the --cwd directory, a binary to vendor'],
   [EXIT.IO, 'a file could not be read or written (the OS error and the path are printed)'],
