@@ -167,6 +167,17 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
     assert.deepEqual(results.slice(runs.length).map((r) => r.code), [0, 0, 0, 3]);
     assert.match(results[runs.length].stdout, /^No active sessions in /);
     assert.deepEqual(treeBytes(bare), bareBefore);
+    // A staging file a dead writer left: opening a store on the project would
+    // remove it, so the sessions are read from copies, with the same results.
+    fs.writeFileSync(path.join(sessionsDir(project), `.0123456789abcdef.alpha.snapshot.json.${deadPid()}.tmp`), '{');
+    const withLeftover = treeBytes(project);
+    const again = await runAll([['status', '--json'], ['show', 'delta', '--json']].map((a) => [...a, '--cwd', project]));
+    assert.deepEqual(again.map((r) => r.code), [0, 0]);
+    assert.deepEqual(json(again[0]).sessions.map((x) => [x.id, x.phase]), [
+      ['alpha', 'variants_ready'], ['bravo', 'generate_requested'], ['charlie', 'accept_requested'], ['echo', 'agent_error'],
+    ]);
+    assert.deepEqual(json(again[1]).session, json(await run(['replay', 'delta', '--json', '--cwd', project])).session);
+    assert.deepEqual(treeBytes(project), withLeftover);
   });
 
   test('legacy-only project: read through a scratch copy; doctor reports the journal', async () => {

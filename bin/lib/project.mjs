@@ -120,31 +120,42 @@ export function withTempProject(fn) {
   }
 }
 
+/** Whether a writer that is gone left a staging file in `dir` (a store opened there removes it). */
+function hasLeftoverStaging(dir) {
+  return listDir(dir).some((name) => binding().stagedFileWriter(name)?.alive === false);
+}
+
+/** Copies the journals (and snapshot files) of `ids`, or of all sessions, from `from` to `to`. */
+function copySessions(from, to, ids) {
+  fs.mkdirSync(to, { recursive: true });
+  for (const id of ids ?? journalIds(from)) {
+    for (const name of [id + '.jsonl', id + '.snapshot.json']) {
+      if (isFile(path.join(from, name))) fs.copyFileSync(path.join(from, name), path.join(to, name));
+    }
+  }
+}
+
 /**
  * Calls `fn(store)` with a store reading the project's sessions without
- * writing to it. The store creates its sessions dir, so it is only opened on
- * the project when that dir exists; with only a legacy dir, the legacy
- * journals (those of `ids`, or all) are copied into a scratch project; with
- * neither, `fn(null)`.
+ * writing to it. Opening a store creates its sessions dir and removes the
+ * staging files of writers that are gone, so it is opened on the project
+ * only when that dir exists and holds none; else the sessions (those of
+ * `ids`, or all) are read from copies in a scratch project. With no
+ * sessions dir and no legacy one, `fn(null)`.
  */
 export function withReadOnlyStore(dirs, ids, fn) {
-  if (isDir(dirs.sessionsDir)) {
+  const primary = isDir(dirs.sessionsDir);
+  if (!primary && !isDir(dirs.legacyDir)) return fn(null);
+  if (primary && !hasLeftoverStaging(dirs.sessionsDir)) {
     const store = native().createLiveSessionStore({ cwd: dirs.cwd });
     if (path.resolve(store.rootDir) !== path.resolve(dirs.sessionsDir)) {
       throw new CliError(EXIT.INTERNAL, `store root ${store.rootDir} is not ${dirs.sessionsDir}`);
     }
     return fn(store);
   }
-  if (isDir(dirs.legacyDir)) {
-    return withTempProject((tmp) => {
-      const legacy = path.join(tmp, '.impeccable-live', 'sessions');
-      fs.mkdirSync(legacy, { recursive: true });
-      for (const id of ids ?? journalIds(dirs.legacyDir)) {
-        const from = path.join(dirs.legacyDir, id + '.jsonl');
-        if (isFile(from)) fs.copyFileSync(from, path.join(legacy, id + '.jsonl'));
-      }
-      return fn(native().createLiveSessionStore({ cwd: tmp }));
-    });
-  }
-  return fn(null);
+  return withTempProject((tmp) => {
+    if (primary) copySessions(dirs.sessionsDir, path.join(tmp, '.impeccable', 'live', 'sessions'), ids);
+    copySessions(dirs.legacyDir, path.join(tmp, '.impeccable-live', 'sessions'), ids);
+    return fn(native().createLiveSessionStore({ cwd: tmp }));
+  });
 }
