@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CWD, HELP, JSON_OUTPUT } from '../lib/args.mjs';
 import { EXIT } from '../lib/errors.mjs';
-import { SNAPSHOT_SUFFIX, verifySession, withScratchStores } from '../lib/health.mjs';
+import { SNAPSHOT_SUFFIX, verifySession } from '../lib/health.mjs';
 import { inspectLocks } from '../lib/locks.mjs';
 import { c, cell, hint, out, sanitize, shellWord, truncate, writeJson } from '../lib/output.mjs';
-import { binding, isDir, isSessionId, journalIds, journalPathOf, listDir, projectDirs, resolveCwd, statOrNull } from '../lib/project.mjs';
+import { binding, isDir, isSessionId, journalIds, journalPathOf, listDir, projectDirs, resolveCwd, statOrNull, withReadOnlyStore } from '../lib/project.mjs';
 
 /** A staging file younger than this whose writer is alive may be in flight. */
 const STAGING_STALE_MS = 60_000;
@@ -25,7 +25,7 @@ export default {
   - legacy journals in <root>/.impeccable-live/sessions not yet copied forward
   - leftover .*.snapshot.json.*.tmp staging files (writer gone or older than 60 s)
   - journals whose name is not a valid session id (listActiveSessions throws)
-Every journal is replayed on a copy in a temporary directory. A finding is
+Every journal is replayed from scratch (nothing is written). A finding is
 looked at again after a short pause, so a write in progress is not reported.
 Each finding comes with its fix (with --json, a \`fix\` field): a command
 where one does it. Reads only.`,
@@ -37,7 +37,7 @@ where one does it. Reads only.`,
 /** The sessions readers see, each judged by verifySession. */
 function verifySessions(dirs) {
   const ids = [...new Set([...journalIds(dirs.sessionsDir), ...journalIds(dirs.legacyDir)])].filter(isSessionId).sort();
-  return withScratchStores((scratch) => ids.map((id) => verifySession(dirs, id, scratch)).filter(Boolean));
+  return withReadOnlyStore(dirs, ids, (reader) => ids.map((id) => verifySession(dirs, id, reader)).filter(Boolean));
 }
 
 function sessionFindings(reports, dirs) {

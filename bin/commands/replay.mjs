@@ -1,16 +1,16 @@
 import { CWD, HELP, JSON_OUTPUT } from '../lib/args.mjs';
 import { EXIT } from '../lib/errors.mjs';
 import { describeSnapshot, diagnosticLines } from '../lib/describe.mjs';
-import { verifySession, withScratchStores } from '../lib/health.mjs';
+import { verifySession } from '../lib/health.mjs';
 import { c, cell, out, sanitize, truncate, writeJson } from '../lib/output.mjs';
-import { checkSessionId, projectDirs, resolveCwd, sessionNotFound } from '../lib/project.mjs';
+import { checkSessionId, projectDirs, resolveCwd, sessionNotFound, withReadOnlyStore } from '../lib/project.mjs';
 
 export default {
   name: 'replay',
   summary: 'replay a journal from scratch; --verify checks the session is healthy',
   positionals: [{ name: 'id', label: 'session id', required: true }],
-  description: `Replays the session's journal from scratch, ignoring the snapshot file,
-on a copy in a temporary directory (nothing in the project is written).
+  description: `Replays the session's journal from scratch, as a store would, ignoring
+the snapshot file (nothing in the project is written).
 
 Without --verify, prints the replayed snapshot (--json: { root, sessionsDir,
 journal, session }). With --verify, says whether the session is healthy, by
@@ -35,8 +35,8 @@ by line number with the replay's other diagnostics; they are not problems
 function run(opts) {
   const id = checkSessionId('replay', opts.id);
   const dirs = projectDirs(resolveCwd(opts.cwd));
-  return withScratchStores((scratch) => {
-    const report = verifySession(dirs, id, scratch);
+  return withReadOnlyStore(dirs, [id], (reader) => {
+    const report = verifySession(dirs, id, reader);
     if (!report) throw sessionNotFound(dirs, id);
     const { replayed, ...verified } = report;
     if (!opts.verify) {

@@ -20,16 +20,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { binding, journalPathOf, native, statOrNull, withTempProject } from './project.mjs';
+import { binding, journalPathOf, statOrNull, withReadOnlyStore } from './project.mjs';
 
 export const SNAPSHOT_SUFFIX = '.snapshot.json';
 const PARSE_FAILED = 'journal_parse_failed';
 
-/** The journal as the binding's replay finds it, in the CLI's JSON shape. */
-function journalReport(journalPath, copy, id) {
-  const r = binding().inspectJournal(copy, id);
+/** The journal as the binding's replay finds it, in the CLI's JSON shape; and the snapshot it derives. */
+function replayJournal(journalPath, id) {
+  const r = binding().inspectJournal(journalPath, id);
   const rejected = new Set(r.rejected.map((l) => l.line));
-  return {
+  const journal = {
     path: journalPath,
     bytes: r.bytes,
     lines: r.lines,
@@ -38,11 +38,12 @@ function journalReport(journalPath, copy, id) {
     corruptLines: r.rejected.map((l) => ({ line: l.line, error: l.message, text: l.text })),
     tornTail: r.tornTail ? { line: r.tornTail.line, bytes: r.tornTail.bytes, parses: !rejected.has(r.tornTail.line), text: r.tornTail.text } : null,
   };
+  return { journal, replayed: JSON.parse(r.snapshotJson) };
 }
 
 /** The binding's reasons for distrusting a snapshot file, as sentences. */
-function distrustReasons(file, id, journalBytes) {
-  return binding().judgeSnapshotFile(file, id, journalBytes).map(({ rule, found = 'undefined' }) => ({
+function distrustReasons(bytes, id, journalBytes) {
+  return binding().judgeSnapshotFile(bytes, id, journalBytes).map(({ rule, found = 'undefined' }) => ({
     unparsable: 'unparsable (not JSON)',
     not_object: 'not a JSON object',
     journal_bytes: `__journalBytes ${found} != journal size ${journalBytes}`,
@@ -70,10 +71,10 @@ function sameField(key, replayed, fromFile) {
  * holds; for a file it does not trust, what the file would give is shown
  * as `{ ...baseSnapshot(id), ...file }` (`base` is a base snapshot).
  */
-function snapshotReport(snapshotPath, bytes, copyPath, id, journal, replayJson, readerView, base) {
+function snapshotReport(snapshotPath, bytes, id, journal, replayJson, readerView, base) {
   const file = { path: snapshotPath, present: bytes !== null };
   if (bytes === null) return file;
-  const untrustedReasons = distrustReasons(copyPath, id, journal.bytes);
+  const untrustedReasons = distrustReasons(bytes, id, journal.bytes);
   let parsed = null;
   try { parsed = JSON.parse(bytes.toString('utf8')); } catch { /* reported by the binding's verdict */ }
   const parsable = Boolean(parsed) && typeof parsed === 'object';
@@ -99,42 +100,42 @@ function snapshotReport(snapshotPath, bytes, copyPath, id, journal, replayJson, 
   return file;
 }
 
-/** Reads the snapshot file, then copies the journal; again if the journal moved meanwhile, so both describe one moment. */
-function copyMoment(journalPath, snapshotPath, copy) {
-  let bytes = null;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    try { bytes = fs.readFileSync(snapshotPath); } catch (error) {
-      if (error.code !== 'ENOENT') throw error;
-      bytes = null;
-    }
-    fs.copyFileSync(journalPath, copy);
-    if (statOrNull(journalPath)?.size === fs.statSync(copy).size) break;
+/** The snapshot file's bytes, or null when there is none. */
+function readSnapshotFile(file) {
+  try { return fs.readFileSync(file); } catch (error) {
+    if (error.code === 'ENOENT') return null;
+    throw error;
   }
-  return bytes;
 }
 
 /**
- * Replays session `id` from scratch on a copy (in `scratch`, see
- * withScratchStores), judges its snapshot file, and says whether the
- * session is healthy (`consistent`) and if not, why (`problems`). Null when
- * it has no journal. `replayed` is the fresh replay's snapshot.
+ * Replays session `id` from scratch (the binding replays its journal as a
+ * store would, ignoring the snapshot file), judges its snapshot file, and
+ * says whether the session is healthy (`consistent`) and if not, why
+ * (`problems`). Null when it has no journal. `replayed` is the fresh
+ * replay's snapshot. `reader` is a store reading the project as any reader
+ * does (see withReadOnlyStore).
  */
-export function verifySession(dirs, id, scratch) {
-  const journalPath = journalPathOf(dirs, id);
-  if (!journalPath) return null;
+export function verifySession(dirs, id, reader) {
+  for (let attempt = 1; ; attempt++) {
+    const journalPath = journalPathOf(dirs, id);
+    if (!journalPath) return null;
+    // A writer appends to the journal, then rewrites the snapshot file: the
+    // two describe one moment when the journal kept its size meanwhile.
+    const sizeBefore = statOrNull(journalPath)?.size;
+    const report = verifyOnce(dirs, id, journalPath, reader);
+    const sizeAfter = statOrNull(journalPath)?.size;
+    if ((sizeBefore === report.journal.bytes && sizeAfter === sizeBefore) || attempt === 5) return report;
+  }
+}
+
+function verifyOnce(dirs, id, journalPath, reader) {
   const snapshotPath = path.join(dirs.sessionsDir, id + SNAPSHOT_SUFFIX);
-  const copy = path.join(scratch.replayer.rootDir, id + '.jsonl');
-  const bytes = copyMoment(journalPath, snapshotPath, copy);
-  // The reader's copy: the same journal beside the same snapshot file.
-  const snapshotCopy = path.join(scratch.reader.rootDir, id + SNAPSHOT_SUFFIX);
-  fs.copyFileSync(copy, path.join(scratch.reader.rootDir, id + '.jsonl'));
-  if (bytes !== null) fs.writeFileSync(snapshotCopy, bytes);
-  const journal = journalReport(journalPath, copy, id);
-  const replayed = scratch.replayer.getSnapshot(id, { includeCompleted: true });
-  const replayJson = JSON.parse(JSON.stringify(replayed));
-  const readerView = () => scratch.reader.getSnapshot(id, { includeCompleted: true });
-  const base = scratch.replayer.getSnapshot('__quiver_live_base__', { includeCompleted: true });
-  const snapshotFile = snapshotReport(snapshotPath, bytes, snapshotCopy, id, journal, replayJson, readerView, base);
+  const bytes = readSnapshotFile(snapshotPath);
+  const { journal, replayed } = replayJournal(journalPath, id);
+  const readerView = () => reader.getSnapshot(id, { includeCompleted: true });
+  const base = reader.getSnapshot('__quiver_live_base__', { includeCompleted: true });
+  const snapshotFile = snapshotReport(snapshotPath, bytes, id, journal, replayed, readerView, base);
 
   const problems = [];
   if (journal.tornTail) problems.push({ kind: 'torn_tail', message: `line ${journal.tornTail.line} has no newline (${journal.tornTail.bytes} bytes)` });
@@ -153,19 +154,8 @@ export function verifySession(dirs, id, scratch) {
     problems,
     journal,
     snapshotFile,
-    diagnostics: replayJson.diagnostics ?? [],
+    diagnostics: replayed.diagnostics ?? [],
     notes,
     replayed,
   };
-}
-
-/**
- * Runs `fn(scratch)` with two stores on scratch projects outside the user's:
- * `replayer` holds journal copies only, so it replays them; `reader` holds
- * each beside a copy of its snapshot file, so it reads them as any reader of
- * the project would.
- */
-export function withScratchStores(fn) {
-  const open = (dir) => native().createLiveSessionStore({ cwd: dir });
-  return withTempProject((a) => withTempProject((b) => fn({ replayer: open(a), reader: open(b) })));
 }

@@ -46,14 +46,11 @@ pub fn staged_writer(name: &str) -> Option<(u32, bool)> {
     Some((pid, sys::pid_is_alive(f64::from(pid))))
 }
 
-/// Each rule of the trust rule the snapshot file at `path` breaks, as
+/// Each rule of the trust rule a snapshot file holding `bytes` breaks, as
 /// (rule, the file's value as JSON text; `None` for `undefined`).
-pub fn snapshot_distrust(js: Js, path: &str, id: &str, journal_bytes: u64) -> JsResult<Vec<(&'static str, Option<String>)>> {
-    let path = Path::new(path);
-    let mut bytes = Vec::new();
-    sys::read_file_into(path, &mut bytes).at("open", path).map_err(|e| errors::throw_fs(js, &e))?;
+pub fn snapshot_distrust(bytes: &[u8], id: &str, journal_bytes: u64) -> Vec<(&'static str, Option<String>)> {
     let value = |v: &Value| json::stringify(v);
-    Ok(snapshot_file::distrust(&bytes, &JsStr::from(id), journal_bytes)
+    snapshot_file::distrust(bytes, &JsStr::from(id), journal_bytes)
         .iter()
         .map(|d| match d {
             Distrust::Unparsable => ("unparsable", None),
@@ -62,7 +59,7 @@ pub fn snapshot_distrust(js: Js, path: &str, id: &str, journal_bytes: u64) -> Js
             Distrust::NextSeq(v) => ("next_seq", value(v)),
             Distrust::Id(v) => ("id", value(v)),
         })
-        .collect())
+        .collect()
 }
 
 /// What a full replay of a journal finds, for the CLI.
@@ -76,16 +73,23 @@ pub struct JournalFacts {
     pub rejected: Vec<(u64, String, String)>,
     /// (line, bytes, excerpt) of a last line without its newline.
     pub torn_tail: Option<(u64, u64, String)>,
+    /// The snapshot the replay derives, as `JSON.stringify` gives it.
+    pub snapshot_json: String,
 }
 
 /// Replays the journal at `path` as session `id` (V8 words the parse
 /// errors, as in the store), then reads the lines the replay consumed once
-/// more for what a reader is shown of them.
+/// more for what a reader is shown of them. A missing journal is an empty
+/// one, as for the store.
 pub fn journal_facts(js: Js, path: &str, id: &str) -> JsResult<JournalFacts> {
     let path = Path::new(path);
     let replay = replay(js, path, id)?;
-    let mut facts = JournalFacts { bytes: replay.offset, lines: 0, blank_lines: 0, next_seq: replay.next_seq, rejected: Vec::new(), torn_tail: None };
+    let snapshot_json = json::stringify_members(replay.visible().members(), None);
+    let mut facts = JournalFacts { bytes: replay.offset, lines: 0, blank_lines: 0, next_seq: replay.next_seq, rejected: Vec::new(), torn_tail: None, snapshot_json };
     let mut messages = replay.parse_diags.iter().peekable();
+    if replay.offset == 0 {
+        return Ok(facts);
+    }
     let file = File::open(path).map_err(|e| errors::throw_fs(js, &FsError::new(e, "open", path)))?;
     let mut reader = BufReader::new(file.take(replay.offset));
     let mut buf = Vec::new();

@@ -111,13 +111,12 @@ pub struct Distrust {
     pub found: Option<String>,
 }
 
-/// Why readers would not trust the snapshot file at `path` for session `id`
-/// and a journal of `journal_bytes` bytes: empty when they would.
+/// Why readers would not trust a snapshot file holding `bytes` for session
+/// `id` and a journal of `journal_bytes` bytes: empty when they would.
 #[napi]
-pub fn judge_snapshot_file(env: Env, path: String, id: String, journal_bytes: i64) -> Result<Vec<Distrust>> {
-    let js = Js::new(env.raw());
-    let broken = inspect::snapshot_distrust(js, &path, &id, u64::try_from(journal_bytes).unwrap_or(u64::MAX))?;
-    Ok(broken.into_iter().map(|(rule, found)| Distrust { rule: rule.into(), found }).collect())
+pub fn judge_snapshot_file(bytes: Buffer, id: String, journal_bytes: i64) -> Vec<Distrust> {
+    let broken = inspect::snapshot_distrust(&bytes, &id, u64::try_from(journal_bytes).unwrap_or(u64::MAX));
+    broken.into_iter().map(|(rule, found)| Distrust { rule: rule.into(), found }).collect()
 }
 
 /// A journal line a replay records as `journal_parse_failed`.
@@ -147,6 +146,8 @@ pub struct JournalReport {
     pub next_seq: f64,
     pub rejected: Vec<RejectedLine>,
     pub torn_tail: Option<TornTail>,
+    /// The snapshot the replay derives, as JSON text.
+    pub snapshot_json: String,
 }
 
 /// Replays the journal at `path` as session `id`, as the store would, and
@@ -163,6 +164,7 @@ pub fn inspect_journal(env: Env, path: String, id: String) -> Result<JournalRepo
         next_seq: facts.next_seq,
         rejected: facts.rejected.into_iter().map(|(line, message, text)| RejectedLine { line: n(line), message, text }).collect(),
         torn_tail: facts.torn_tail.map(|(line, bytes, text)| TornTail { line: n(line), bytes: n(bytes), text }),
+        snapshot_json: facts.snapshot_json,
     })
 }
 
