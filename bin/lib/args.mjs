@@ -62,7 +62,7 @@ export function parseCommandArgs(cmd, argv) {
 }
 
 /** The command line a command is used with. */
-export function usageLine(cmd) {
+function usageLine(cmd) {
   const positionals = (cmd.positionals ?? []).map((p) => `<${p.name}>`);
   return [PROGRAM, cmd.name, ...positionals, '[options]'].join(' ');
 }

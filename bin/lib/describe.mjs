@@ -18,7 +18,7 @@ const SUMMARY_KEYS = [
   'previewFile', 'previewMode', 'url', 'error', 'message',
 ];
 
-export function summaryValue(value) {
+function summaryValue(value) {
   if (typeof value === 'string') return /^[\w./:@#?=&%+~-]+$/.test(value) ? value : JSON.stringify(value);
   let text;
   try { text = JSON.stringify(value); } catch { text = String(value); }
@@ -46,7 +46,7 @@ function describeTime(value) {
   return cell(value);
 }
 
-export function describeDiagnostic(d) {
+function describeDiagnostic(d) {
   if (!d || typeof d !== 'object') return cell(d);
   const { error, ...rest } = d;
   const fields = Object.entries(rest).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${summaryValue(v)}`);

@@ -20,7 +20,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { binding, journalPathOf, statOrNull, withReadOnlyStore } from './project.mjs';
+import { binding, journalPathOf, statOrNull } from './project.mjs';
 
 export const SNAPSHOT_SUFFIX = '.snapshot.json';
 const PARSE_FAILED = 'journal_parse_failed';

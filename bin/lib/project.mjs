@@ -110,7 +110,7 @@ export function sessionNotFound(dirs, id) {
 }
 
 /** A scratch project outside the user's: a temp dir whose `.git` makes it its own root. */
-export function withTempProject(fn) {
+function withTempProject(fn) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quiver-live-cli-'));
   try {
     fs.mkdirSync(path.join(dir, '.git'));
