@@ -71,6 +71,15 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
     });
   });
 
+  test("the README's exit-code table is the CLI's", async () => {
+    const { EXIT_TABLE } = await import('../bin/lib/errors.mjs');
+    const readme = fs.readFileSync(path.join(PACKAGE_DIR, 'README.md'), 'utf8');
+    const rows = [...readme.matchAll(/^\| (\d+) \| (.+) \|$/gm)].map((m) => Number(m[1]));
+    assert.deepEqual(rows, EXIT_TABLE.map(([code]) => code));
+    const help = await run(['--help']);
+    for (const [code, text] of EXIT_TABLE) assert.ok(help.stdout.includes(`  ${code}  ${text}`), `${code} in --help`);
+  });
+
   test('usage errors exit 2, missing things exit 3', async () => {
     const project = nativeProject('usage');
     const usage = [
