@@ -59,6 +59,10 @@ test('the packed packages install offline and work without cargo on PATH', { tim
   for (const f of ['package.json', 'index.js', 'index.mjs', 'index.d.ts', 'binding.js', 'bin/quiver-live.mjs', 'README.md', 'LICENSE', 'CHANGELOG.md']) {
     assert.ok(files.includes(f), `${f} in the root tarball`);
   }
+  // The CLI is bin/quiver-live.mjs and the modules it imports: all of bin/ ships.
+  for (const f of fs.readdirSync(path.join(root, 'bin'), { recursive: true }).filter((f) => f.endsWith('.mjs'))) {
+    assert.ok(files.includes(`bin/${f.split(path.sep).join('/')}`), `bin/${f} in the root tarball`);
+  }
   assert.ok(platformTgzs.length >= 1);
   for (const tgz of platformTgzs) {
     const key = /^quiver-live-native-(.+)-\d+\.\d+\.\d+.*\.tgz$/.exec(path.basename(tgz))[1];
@@ -108,4 +112,8 @@ test('the packed packages install offline and work without cargo on PATH', { tim
   assert.equal(result.from.startsWith('quiver-live-native-'), true, `binary loaded from its platform package (${result.from})`);
   delete result.from;
   assert.deepEqual(result, { phase: 'generate_requested', fenced: true, locked: 'ok', lockDir: 'locks', cjs: 2 });
+  // The installed CLI runs on the installed binary (its verdicts come from it).
+  const cli = path.join(consumer, 'node_modules', pkg.name, 'bin', 'quiver-live.mjs');
+  const doctor = JSON.parse(execFileSync(process.execPath, [cli, 'doctor', '--json', '--cwd', consumer], { cwd: consumer, env: bareEnv, encoding: 'utf8' }));
+  assert.equal(doctor.healthy, true);
 });

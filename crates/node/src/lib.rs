@@ -6,6 +6,7 @@ mod convert;
 mod env;
 mod errors;
 mod host;
+mod inspect;
 mod lock;
 mod store;
 
@@ -76,4 +77,108 @@ pub fn schema() -> Schema {
         generation_fenced_phases: strings(&GENERATION_FENCED_PHASES),
         mount_failure_history: MOUNT_FAILURE_HISTORY as u32,
     }
+}
+
+/// The store's verdict on a lock file, for the CLI.
+#[napi(object)]
+pub struct LockVerdict {
+    /// `absent`, `owner_alive`, `unreadable_fresh`, `owner_gone`,
+    /// `no_numeric_pid`, `earlier_boot`, `pid_reused` or `unreadable_old`.
+    pub verdict: String,
+    pub stale: bool,
+}
+
+/// Judges the lock file at `path` as the store does before sweeping it.
+#[napi]
+pub fn judge_lock(path: String) -> LockVerdict {
+    let (verdict, stale) = inspect::lock_verdict(&path);
+    LockVerdict { verdict: verdict.into(), stale }
+}
+
+/// Removes the lock at `path` if the store judges it stale right now (and
+/// it is still the file judged); whether it did.
+#[napi]
+pub fn clear_stale_lock(path: String) -> bool {
+    quiver_live_core::lock::clear_stale(Path::new(&path))
+}
+
+/// A rule of the snapshot-file trust rule a file breaks.
+#[napi(object)]
+pub struct Distrust {
+    /// `unparsable`, `not_object`, `journal_bytes`, `next_seq` or `id`.
+    pub rule: String,
+    /// The file's value for that rule's key as JSON text (absent for `undefined`).
+    pub found: Option<String>,
+}
+
+/// Why readers would not trust a snapshot file holding `bytes` for session
+/// `id` and a journal of `journal_bytes` bytes: empty when they would.
+#[napi]
+pub fn judge_snapshot_file(bytes: Buffer, id: String, journal_bytes: i64) -> Vec<Distrust> {
+    let broken = inspect::snapshot_distrust(&bytes, &id, u64::try_from(journal_bytes).unwrap_or(u64::MAX));
+    broken.into_iter().map(|(rule, found)| Distrust { rule: rule.into(), found }).collect()
+}
+
+/// A journal line a replay records as `journal_parse_failed`.
+#[napi(object)]
+pub struct RejectedLine {
+    pub line: i64,
+    pub message: String,
+    /// The line's first characters.
+    pub text: String,
+}
+
+/// A last line without its newline.
+#[napi(object)]
+pub struct TornTail {
+    pub line: i64,
+    pub bytes: i64,
+    pub text: String,
+}
+
+/// What a full replay of a journal finds.
+#[napi(object)]
+pub struct JournalReport {
+    pub bytes: i64,
+    pub lines: i64,
+    /// Lines the replay applied (neither blank nor rejected).
+    pub entries: i64,
+    pub next_seq: f64,
+    pub rejected: Vec<RejectedLine>,
+    pub torn_tail: Option<TornTail>,
+    /// The snapshot the replay derives, as JSON text.
+    pub snapshot_json: String,
+}
+
+/// Replays the journal at `path` as session `id`, as the store would, and
+/// reports on its lines.
+#[napi]
+pub fn inspect_journal(env: Env, path: String, id: String) -> Result<JournalReport> {
+    let js = Js::new(env.raw());
+    let facts = inspect::journal_facts(js, &path, &id)?;
+    let n = |x: u64| i64::try_from(x).unwrap_or(i64::MAX);
+    Ok(JournalReport {
+        bytes: n(facts.bytes),
+        lines: n(facts.lines),
+        entries: n(facts.lines - facts.blank_lines - facts.rejected.len() as u64),
+        next_seq: facts.next_seq,
+        rejected: facts.rejected.into_iter().map(|(line, message, text)| RejectedLine { line: n(line), message, text }).collect(),
+        torn_tail: facts.torn_tail.map(|(line, bytes, text)| TornTail { line: n(line), bytes: n(bytes), text }),
+        snapshot_json: facts.snapshot_json,
+    })
+}
+
+/// The process that wrote a snapshot staging file.
+#[napi(object)]
+pub struct StagedWriter {
+    pub pid: u32,
+    pub alive: bool,
+}
+
+/// The writer of the staging file named `name` (`.<16 hex>.<target>.<pid>.tmp`),
+/// as a store opened on its directory judges it before removing the files of
+/// dead writers; `null` when `name` is not a staging file's.
+#[napi]
+pub fn staged_file_writer(name: String) -> Option<StagedWriter> {
+    inspect::staged_writer(&name).map(|(pid, alive)| StagedWriter { pid, alive })
 }

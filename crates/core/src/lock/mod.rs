@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use crate::sys::{Context, FsError};
 
 use record::LockRecord;
-pub use stale::{judge, Verdict};
+pub use stale::{clear_stale, judge, Verdict};
 
 /// Hex digits of the path digest used as the lock file's name.
 const DIGEST_HEX_LEN: usize = 24;

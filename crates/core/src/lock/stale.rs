@@ -58,20 +58,19 @@ pub fn judge(path: &Path) -> Verdict {
     }
 }
 
-/// Removes the lock at `path` if it is stale; never fails (a lock we cannot
-/// judge is left for the exclusive create to report as held).
-pub(crate) fn clear_stale(path: &Path) {
+/// Removes the lock at `path` if it is stale; whether it did. Never fails
+/// (a lock we cannot judge is left for the exclusive create to report as
+/// held).
+pub fn clear_stale(path: &Path) -> bool {
     // Nothing there (the common case): one syscall and done.
     let Ok(judged) = sys::FileStamp::of_path(path) else {
-        return;
+        return false;
     };
     // Another contender may have cleared the same stale lock and created its
     // own meanwhile; unlinking that would admit two writers. Only unlink the
     // file we judged (the old module has this race in full; this narrows it
     // to the gap between two syscalls).
-    if judge(path).is_stale() && sys::FileStamp::of_path(path).ok() == Some(judged) {
-        let _ = fs::remove_file(path);
-    }
+    judge(path).is_stale() && sys::FileStamp::of_path(path).ok() == Some(judged) && fs::remove_file(path).is_ok()
 }
 
 /// The old module: `typeof held.pid === 'number' && isLiveServerPidReachable(held.pid)`,

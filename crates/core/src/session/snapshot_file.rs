@@ -19,7 +19,7 @@ use std::path::Path;
 use crate::sys::{Context, FsError};
 use crate::js::json;
 use crate::js::ops::is_integer;
-use crate::js::{JsStr, Value};
+use crate::js::{JsStr, Object, Value};
 use crate::session::schema::{Field, COMPLETED_PHASES, FIELDS, FIELD_KEYS};
 use crate::session::snapshot::Snapshot;
 use crate::sys;
@@ -331,20 +331,63 @@ fn plain_number(text: &str) -> Option<f64> {
 fn parse_over_base(bytes: &[u8], id: &JsStr, journal_bytes: u64) -> Option<(Snapshot, f64)> {
     let text = String::from_utf8_lossy(bytes);
     let mut parsed = json::parse(&text).ok()?.into_object()?;
-    match parsed.get(META_JOURNAL_BYTES) {
-        Some(Value::Number(n)) if *n == journal_bytes as f64 => {}
-        _ => return None,
-    }
-    let next_seq = match parsed.get(META_NEXT_SEQ) {
-        Some(v @ Value::Number(n)) if is_integer(v) => *n,
-        _ => return None,
-    };
+    let next_seq = trust(&parsed, id, journal_bytes).ok()?;
     parsed.remove(META_JOURNAL_BYTES);
     parsed.remove(META_NEXT_SEQ);
-    if !parsed.get("id").is_some_and(|v| matches!(v, Value::String(s) if s == id)) {
-        return None;
-    }
     Some((Snapshot::over_base(id, &parsed), next_seq))
+}
+
+/// A rule of the trust rule that a snapshot file breaks; the value is the
+/// file's (`undefined` when the key is missing).
+#[derive(Debug)]
+pub enum Distrust {
+    /// Not JSON.
+    Unparsable,
+    /// JSON, but not an object.
+    NotObject,
+    /// `__journalBytes` is not the journal's size.
+    JournalBytes(Value),
+    /// `__nextSeq` is not an integer.
+    NextSeq(Value),
+    /// `id` is not the session's.
+    Id(Value),
+}
+
+/// The trust rule on a parsed file: its `__nextSeq` when readers may trust
+/// it for a journal of `journal_bytes` bytes, else every rule it breaks.
+fn trust(parsed: &Object, id: &JsStr, journal_bytes: u64) -> Result<f64, Vec<Distrust>> {
+    let member = |key| parsed.get(key).cloned().unwrap_or(Value::Undefined);
+    let mut broken = Vec::new();
+    if !matches!(parsed.get(META_JOURNAL_BYTES), Some(Value::Number(n)) if *n == journal_bytes as f64) {
+        broken.push(Distrust::JournalBytes(member(META_JOURNAL_BYTES)));
+    }
+    let next_seq = match parsed.get(META_NEXT_SEQ) {
+        Some(v @ Value::Number(n)) if is_integer(v) => Some(*n),
+        _ => None,
+    };
+    if next_seq.is_none() {
+        broken.push(Distrust::NextSeq(member(META_NEXT_SEQ)));
+    }
+    if !parsed.get("id").is_some_and(|v| matches!(v, Value::String(s) if s == id)) {
+        broken.push(Distrust::Id(member("id")));
+    }
+    match next_seq {
+        Some(n) if broken.is_empty() => Ok(n),
+        _ => Err(broken),
+    }
+}
+
+/// Why readers would not trust a snapshot file holding `bytes` for a
+/// journal of `journal_bytes` bytes: empty when they would ([`hydrate`]
+/// applies the same rule).
+pub fn distrust(bytes: &[u8], id: &JsStr, journal_bytes: u64) -> Vec<Distrust> {
+    match json::parse(&String::from_utf8_lossy(bytes)) {
+        Err(_) => vec![Distrust::Unparsable],
+        Ok(value) => match value.into_object() {
+            None => vec![Distrust::NotObject],
+            Some(parsed) => trust(&parsed, id, journal_bytes).err().unwrap_or_default(),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -355,6 +398,41 @@ mod tests {
     fn text_of(s: &Snapshot) -> SnapshotText {
         let rendered = render(s, 10, 2.0, false).unwrap();
         skim_canonical(&rendered, &JsStr::from("s"), 10).expect("a rendered snapshot is canonical").0
+    }
+
+    /// `distrust` names each broken rule exactly when `hydrate` refuses the
+    /// file: the CLI's verdict is the store's.
+    #[test]
+    fn distrust_is_empty_exactly_when_hydrate_trusts() {
+        let dir = std::env::temp_dir().join(format!("qln-distrust-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.snapshot.json");
+        let good = render(&Snapshot::base(&JsStr::from("s")), 10, 2.0, false).unwrap();
+        let cases = [
+            (good.clone(), 10, "s", vec![]),
+            (good.clone(), 11, "s", vec!["journalBytes 10"]),
+            (good.clone(), 10, "t", vec!["id \"s\""]),
+            (good.replace("\"__nextSeq\": 2", "\"__nextSeq\": 2.5"), 10, "s", vec!["nextSeq 2.5"]),
+            (good.replace("\"__journalBytes\": 10,\n", ""), 10, "s", vec!["journalBytes undefined"]),
+            ("{".to_owned(), 10, "s", vec!["Unparsable"]),
+            ("[1]".to_owned(), 10, "s", vec!["NotObject"]),
+        ];
+        for (text, bytes, id, expected) in cases {
+            std::fs::write(&path, &text).unwrap();
+            let id = JsStr::from(id);
+            let found = |v: &Value| json::stringify(v).unwrap_or_else(|| "undefined".into());
+            let label = |d: &Distrust| match d {
+                Distrust::Unparsable => "Unparsable".to_owned(),
+                Distrust::NotObject => "NotObject".to_owned(),
+                Distrust::JournalBytes(v) => format!("journalBytes {}", found(v)),
+                Distrust::NextSeq(v) => format!("nextSeq {}", found(v)),
+                Distrust::Id(v) => format!("id {}", found(v)),
+            };
+            let broken: Vec<String> = distrust(text.as_bytes(), &id, bytes).iter().map(label).collect();
+            assert_eq!(broken, expected, "{text}");
+            assert_eq!(hydrate(&path, &id, bytes).is_some(), broken.is_empty(), "{text}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Two snapshot files with the same keys: only the members whose text

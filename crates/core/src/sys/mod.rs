@@ -342,7 +342,7 @@ impl StagedFile {
 
 /// The pid in a staging file's name (`.<16 hex>.<target>.<pid>.tmp`), or
 /// `None` when `name` is not one.
-fn staged_pid(name: &str) -> Option<u32> {
+pub fn staged_pid(name: &str) -> Option<u32> {
     let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
     let (random, rest) = rest.split_at_checked(16)?;
     if !random.bytes().all(|b| b.is_ascii_hexdigit()) {

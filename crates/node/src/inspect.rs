@@ -1,0 +1,134 @@
+//! The store's own verdicts, for the CLI (`bin/`): whether a lock is stale,
+//! whether readers trust a snapshot file, what a replay makes of a journal.
+//! The CLI asks these rather than re-deriving them, so it never judges a
+//! file differently from the store on any OS.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use quiver_live_core::js::string::js_trim;
+use quiver_live_core::js::{json, JsStr, Value};
+use quiver_live_core::lock::{self, Verdict};
+use quiver_live_core::session::answers::Answers;
+use quiver_live_core::session::journal::{self, Locking, Replay};
+use quiver_live_core::session::reducer::Host;
+use quiver_live_core::session::snapshot_file::{self, Distrust};
+use quiver_live_core::sys::{self, Context, FsError};
+
+use crate::env::{ErrorKind, Js, JsResult};
+use crate::{errors, host};
+
+/// How much of a line the CLI is shown (it prints less).
+const EXCERPT_CHARS: usize = 120;
+
+/// The lock verdict's name, and whether it makes the lock stale.
+pub fn lock_verdict(path: &str) -> (&'static str, bool) {
+    let verdict = lock::judge(Path::new(path));
+    let name = match verdict {
+        Verdict::Absent => "absent",
+        Verdict::OwnerAlive => "owner_alive",
+        Verdict::UnreadableFresh => "unreadable_fresh",
+        Verdict::OwnerGone => "owner_gone",
+        Verdict::NoNumericPid => "no_numeric_pid",
+        Verdict::EarlierBoot => "earlier_boot",
+        Verdict::PidReused => "pid_reused",
+        Verdict::UnreadableOld => "unreadable_old",
+    };
+    (name, verdict.is_stale())
+}
+
+/// The writer of a snapshot staging file named `name`, and whether it is
+/// alive (a store opened on the directory removes the files of dead
+/// writers); `None` when `name` is not a staging file's.
+pub fn staged_writer(name: &str) -> Option<(u32, bool)> {
+    let pid = sys::staged_pid(name)?;
+    Some((pid, sys::pid_is_alive(f64::from(pid))))
+}
+
+/// Each rule of the trust rule a snapshot file holding `bytes` breaks, as
+/// (rule, the file's value as JSON text; `None` for `undefined`).
+pub fn snapshot_distrust(bytes: &[u8], id: &str, journal_bytes: u64) -> Vec<(&'static str, Option<String>)> {
+    let value = |v: &Value| json::stringify(v);
+    snapshot_file::distrust(bytes, &JsStr::from(id), journal_bytes)
+        .iter()
+        .map(|d| match d {
+            Distrust::Unparsable => ("unparsable", None),
+            Distrust::NotObject => ("not_object", None),
+            Distrust::JournalBytes(v) => ("journal_bytes", value(v)),
+            Distrust::NextSeq(v) => ("next_seq", value(v)),
+            Distrust::Id(v) => ("id", value(v)),
+        })
+        .collect()
+}
+
+/// What a full replay of a journal finds, for the CLI.
+pub struct JournalFacts {
+    pub bytes: u64,
+    pub lines: u64,
+    pub blank_lines: u64,
+    pub next_seq: f64,
+    /// (line, message, excerpt) of each line the replay records as
+    /// `journal_parse_failed`.
+    pub rejected: Vec<(u64, String, String)>,
+    /// (line, bytes, excerpt) of a last line without its newline.
+    pub torn_tail: Option<(u64, u64, String)>,
+    /// The snapshot the replay derives, as `JSON.stringify` gives it.
+    pub snapshot_json: String,
+}
+
+/// Replays the journal at `path` as session `id` (V8 words the parse
+/// errors, as in the store), then reads the lines the replay consumed once
+/// more for what a reader is shown of them. A missing journal is an empty
+/// one, as for the store.
+pub fn journal_facts(js: Js, path: &str, id: &str) -> JsResult<JournalFacts> {
+    let path = Path::new(path);
+    let replay = replay(js, path, id)?;
+    let snapshot_json = json::stringify_members(replay.visible().members(), None);
+    let mut facts = JournalFacts { bytes: replay.offset, lines: 0, blank_lines: 0, next_seq: replay.next_seq, rejected: Vec::new(), torn_tail: None, snapshot_json };
+    let mut messages = replay.parse_diags.iter().peekable();
+    if replay.offset == 0 {
+        return Ok(facts);
+    }
+    let file = File::open(path).map_err(|e| errors::throw_fs(js, &FsError::new(e, "open", path)))?;
+    let mut reader = BufReader::new(file.take(replay.offset));
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let read = reader.read_until(b'\n', &mut buf).at("read", path).map_err(|e| errors::throw_fs(js, &e))?;
+        if read == 0 {
+            break;
+        }
+        facts.lines += 1;
+        let complete = buf.last() == Some(&b'\n');
+        let text = String::from_utf8_lossy(&buf[..buf.len() - usize::from(complete)]);
+        if js_trim(&text).is_empty() {
+            facts.blank_lines += 1;
+        }
+        if !complete {
+            facts.torn_tail = Some((facts.lines, read as u64, excerpt(&text)));
+        }
+        if let Some((_, message)) = messages.next_if(|(line, _)| *line == facts.lines) {
+            facts.rejected.push((facts.lines, message.to_lossy(), excerpt(&text)));
+        }
+    }
+    Ok(facts)
+}
+
+fn excerpt(text: &str) -> String {
+    text.chars().take(EXCERPT_CHARS).collect()
+}
+
+/// A replay whose questions for V8 are answered, as the store's are.
+fn replay(js: Js, path: &Path, id: &str) -> JsResult<Replay> {
+    let id = JsStr::from(id);
+    let mut answers = Answers::default();
+    for _ in 0..4 {
+        let replay = journal::replay_file(path, &id, &answers, Locking::TakeShared).map_err(|e| errors::throw_fs(js, &e))?;
+        if !answers.unanswered() {
+            return Ok(replay);
+        }
+        host::answer(js, &mut answers)?;
+    }
+    Err(errors::throw(js, ErrorKind::Error, "quiver-live-native: the journal kept changing while it was read"))
+}
