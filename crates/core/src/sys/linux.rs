@@ -1,8 +1,4 @@
-//! Linux: `/proc` for process identity, write leases for in-place rewrites.
-
-use std::fs::File;
-use std::io;
-use std::os::unix::io::AsRawFd;
+//! Linux: `/proc` for process identity.
 
 pub(crate) use super::unix::*;
 
@@ -29,30 +25,3 @@ pub(crate) fn boot_id() -> Option<String> {
     let id = text.trim();
     (!id.is_empty()).then(|| id.to_string())
 }
-
-/// `F_SETSIG`, which the libc crate exports only for some architectures.
-const F_SETSIG: libc::c_int = 10;
-
-pub(crate) fn write_lease(file: &File) -> io::Result<()> {
-    let fd = file.as_raw_fd();
-    // A reader opening the file during the lease makes the kernel signal the
-    // holder: SIGIO by default, which would end Node. SIGURG is ignored by
-    // default, so the notice is harmless; the release follows anyway. It is
-    // set before every lease because a release resets it to SIGIO.
-    // SAFETY: fcntl with integer arguments on a descriptor `file` keeps open.
-    if unsafe { libc::fcntl(fd, F_SETSIG, libc::SIGURG) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: as above.
-    if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) } == -1 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-pub(crate) fn release_lease(file: &File) {
-    // SAFETY: as in `write_lease`. Should the release fail, the lease ends
-    // with the file's last close, and a reader waits at most until then.
-    unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
-}
-
