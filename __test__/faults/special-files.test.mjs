@@ -116,6 +116,12 @@ for (const [label, cls] of Object.entries(CLASSES)) {
         const cleanup = await cls.plant(at, outside, text);
         if (cleanup) cleanups.push(cleanup);
       }
+      // A device node itself (not a link) at a journal name, where the
+      // system lets us make one: opened without following, then refused.
+      const node = cls.device && spawnSync('mknod', [journalPath(project, 'node'), 'c', '1', label.includes('zero') ? '5' : '9']).status === 0;
+      // The walk up to the project root reads marker files: a FIFO there
+      // must not block every call either.
+      if (label === 'FIFO') for (const marker of ['pnpm-workspace.yaml', 'lerna.json']) cls.plant(path.join(project, marker));
       const outsideBefore = contents(outside);
 
       const calls = [
@@ -131,6 +137,7 @@ for (const [label, cls] of Object.entries(CLASSES)) {
         { op: 'read', id: 'twin' },
         { op: 'read', id: 'none' },
         { op: 'read', id: 'good' },
+        ...(node ? [{ op: 'read', id: 'node' }, { op: 'append', id: 'node' }] : []),
       ];
       const res = await startWorker('special.mjs', { cwd: project, calls }, { timeoutMs: WORKER_TIMEOUT_MS }).done;
       const partial = res.lines.filter((l) => l.startsWith('{"partial"')).map((l) => JSON.parse(l).partial);
@@ -139,7 +146,9 @@ for (const [label, cls] of Object.entries(CLASSES)) {
       const got = resultLine(res.lines);
       const [readBad, appendBad, readLeg, ...rest] = got;
       const appendLeg = cls.device ? null : rest.shift();
-      const [list, readSnap, appendSnap, readSnapAgain, lock, readTwin, readNone, readGood] = rest;
+      const [list, readSnap, appendSnap, readSnapAgain, lock, readTwin, readNone, readGood, ...onNode] = rest;
+      // Opening a device node may be refused outright (a file system mounted nodev).
+      for (const r of onNode) assertFsError(r, r.code === 'EACCES' ? 'EACCES' : 'EFTYPE', journalPath(project, 'node'));
 
       // The journal name: a read meets what the name leads to, an append
       // never goes through a link.
