@@ -1,4 +1,9 @@
-//! Linux: `/proc` for process identity.
+//! Linux: `/proc` for process identity, name exchange for replacing files.
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 pub(crate) use super::unix::*;
 
@@ -24,4 +29,43 @@ pub(crate) fn boot_id() -> Option<String> {
     let text = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
     let id = text.trim();
     (!id.is_empty()).then(|| id.to_string())
+}
+
+/// Replaces `to` by `from`, atomically for readers, as `rename(2)` does,
+/// for about a tenth of its cost on ext4. A `rename` over an existing file
+/// makes ext4 start writing the new file's data out at once (its
+/// `auto_da_alloc` guard for programs that skip `fsync`), and the append
+/// waits on that. Exchanging the two names (`renameat2(RENAME_EXCHANGE)`)
+/// is just as atomic (`to` names the old file, then the new one, never
+/// nothing), and the old file, now at `from`, is then removed. A directory
+/// at `to` is put back and left (unlink refuses it: `EISDIR`), as `rename`
+/// refuses to replace one. Where the exchange is unavailable (no file at
+/// `to` yet, a file system or kernel without it) this is a plain `rename`.
+/// The call goes through `syscall(2)`: glibc's `renameat2` wrapper is newer
+/// than the glibc the binaries support.
+pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
+    match exchange(from, to) {
+        Ok(()) => {}
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINVAL | libc::ENOSYS)) => {
+            return super::unix::rename_over(from, to);
+        }
+        Err(e) => return Err(e),
+    }
+    if let Err(e) = std::fs::remove_file(from) {
+        let _ = exchange(from, to);
+        return Err(e);
+    }
+    Ok(())
+}
+
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    let a = CString::new(a.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let b = CString::new(b.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: two NUL-terminated paths that outlive the call, relative to
+    // the working directory (AT_FDCWD) only when not absolute, as rename's.
+    let rc = unsafe { libc::syscall(libc::SYS_renameat2, libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }

@@ -14,7 +14,7 @@
 //! | [`FileInfo`] | `fstat`, dev + inode | `fstat`, dev + inode | `GetFileInformationByHandle`, volume serial + file index |
 //! | locks | `flock` (std `File::try_lock*`) | `flock` (std) | `LockFileEx` on one byte past any data |
 //! | [`open_regular`] | `O_NONBLOCK`, `O_NOCTTY`, `O_NOFOLLOW` when asked, `fstat` | same | `FILE_FLAG_OPEN_REPARSE_POINT` when asked, handle info |
-//! | [`StagedFile::commit`] | `rename` | `rename` | `MoveFileExW`, retried while busy |
+//! | [`StagedFile::commit`] | `renameat2(RENAME_EXCHANGE)` + `unlink`, else `rename` | `rename` | `MoveFileExW`, retried while busy |
 //! | [`Dir::stat`] | `fstatat` | `fstatat` | metadata by path |
 //! | [`sync_dir`] | `fsync` of the directory | `fsync` of the directory | nothing (NTFS journals it) |
 //! | errors ([`FsError`]) | errno names | errno names | `uv_translate_sys_error` |

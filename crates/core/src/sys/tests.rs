@@ -229,6 +229,38 @@ fn sys_staged_file_replaces_the_target_or_leaves_nothing() {
     assert_eq!((err.code().as_ref(), err.syscall(), err.path()), ("ENOENT", "open", dir.0.join("missing").join("t.json").as_path()));
 }
 
+/// A commit replaces whatever file or link is at the target's name, never
+/// what a link names, and never a directory: that stays, with its entries,
+/// and the commit is EISDIR with nothing else left behind.
+#[test]
+#[cfg(unix)]
+fn sys_staged_file_replaces_names_not_what_they_lead_to() {
+    let dir = Scratch::new("replace");
+    fs::create_dir(&dir.0).expect("dir");
+    let outside = dir.0.join("outside.json");
+    fs::write(&outside, "theirs").expect("outside");
+    let commit = |target: &Path| {
+        let mut staged = StagedFile::create(target).expect("stage");
+        std::io::Write::write_all(&mut *staged, b"new").expect("write");
+        staged.commit()
+    };
+    let link = dir.0.join("link.json");
+    std::os::unix::fs::symlink(&outside, &link).expect("link");
+    commit(&link).expect("over a link");
+    assert_eq!((fs::read_to_string(&link).expect("read"), fs::read_to_string(&outside).expect("read")), ("new".into(), "theirs".into()));
+    assert!(fs::symlink_metadata(&link).expect("lstat").is_file());
+
+    let sub = dir.0.join("sub.json");
+    fs::create_dir(&sub).expect("subdir");
+    fs::write(sub.join("kept"), "k").expect("entry");
+    let err = commit(&sub).expect_err("a directory is not replaced");
+    assert_eq!(err.code(), "EISDIR");
+    assert_eq!(fs::read_to_string(sub.join("kept")).expect("still there"), "k");
+    let mut names: Vec<_> = fs::read_dir(&dir.0).expect("list").map(|e| e.expect("entry").file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["link.json", "outside.json", "sub.json"], "no staged file left");
+}
+
 #[test]
 #[cfg(unix)]
 fn sys_staged_file_never_writes_through_a_planted_name() {
