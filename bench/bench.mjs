@@ -401,9 +401,10 @@ async function alternate(contenders, rounds = CFG.rounds, warmup = 1) {
  *
  * - `probeFloor('append', { line, snapshot })`: the disk work of one append of
  *   `line` with this package's guarantees (journal opened, locked, its path
- *   stat'ed, written, fstat'ed, closed; snapshot file opened, leased,
- *   fstat'ed, rewritten in place, closed), `guarded`; the same without them,
- *   `inPlace`; and rendering those bytes from the model, `render`. µs per append.
+ *   stat'ed, written, fstat'ed, closed; snapshot file staged, written and
+ *   put in place of the old one), `guarded`; the same without them (journal
+ *   appended to, snapshot file overwritten in place), `inPlace`; and
+ *   rendering those bytes from the model, `render`. µs per append.
  * - `probeFloor('replay', { journal })`: per event of that journal, validating
  *   each line (`validate`, the least a replay must do), serde_json value trees
  *   (`serde`), this package's parser (`ours`), its whole replay (`replay`) and

@@ -321,9 +321,10 @@ test('full disk (64 KiB tmpfs): ENOSPC naming the path, no fragment, snapshot = 
     assert.deepEqual(replayed, after);
 
     // Fill the disk to the last page: a small line still fits in the
-    // journal's last page. The snapshot file can then be refreshed in place
-    // (no new block) for the first three appends; then it is removed, so the
-    // next ones must create a new file and get no room.
+    // journal's last page, while each snapshot write needs a new file (it is
+    // staged and renamed over) for the first three appends; then the
+    // snapshot file is removed and its page taken back, so the next ones get
+    // no room either.
     const filler2 = path.join(project, 'filler2');
     const fillUp = () => fillDisk(filler2);
     fillUp();
@@ -367,12 +368,12 @@ test('full disk (64 KiB tmpfs): ENOSPC naming the path, no fragment, snapshot = 
   }
 });
 
-// (d) The disk fills while the snapshot file is rewritten in place: the new
-// text is longer than the file's last block holds, so the write gets part of
-// the way and fails. Readers must never be left a partial file (issue 16,
+// (d) The disk fills while the snapshot file is rewritten: the new text
+// needs a block more than the old, so the write gets part of the way and
+// fails. Readers must never be left a partial file (issue 16,
 // class 14): either the old text, the new, or no file (they then replay the
 // journal, as both modules do when there is none).
-test('full disk during the in-place snapshot rewrite: never a partial snapshot file', async (t) => {
+test('full disk during the snapshot rewrite: never a partial snapshot file', async (t) => {
   const mount = tmpfsProject(t, '256k');
   if (!mount) return;
   const project = mount.dir;
@@ -414,7 +415,7 @@ test('full disk during the in-place snapshot rewrite: never a partial snapshot f
       fs.rmSync(filler);
     }
     assert.ok(failedWrites > 0, 'the rewrite never ran out of space');
-    figure(`full disk during the in-place snapshot rewrite: ${rounds} rounds, ${failedWrites} ENOSPC, 0 partial files`);
+    figure(`full disk during the snapshot rewrite: ${rounds} rounds, ${failedWrites} ENOSPC, 0 partial files`);
   } finally {
     mount.cleanup();
   }

@@ -1,18 +1,20 @@
 // Fault suite: a peer stopped (SIGSTOP, Ctrl-Z, a frozen cgroup) while it
-// holds the journal's lock or the snapshot file's write lease (issue 16,
-// class 6). Every wait must be bounded; see RELIABILITY.md for the choice:
-// an append waits at most 2 s for the journal lock, then goes ahead without
-// it (as the old module's appends always do) and does not wait again while
-// the holder stays stuck; no native open waits on a lease.
+// holds the journal's lock or while it rewrites the snapshot file (issue 16,
+// class 6; issue 36). Every wait must be bounded; see RELIABILITY.md for the
+// choice: an append waits at most 2 s for the journal lock, then goes ahead
+// without it (as the old module's appends always do) and does not wait again
+// while the holder stays stuck; no reader of either module ever waits on a
+// snapshot file's writer.
 
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
-import { loadNative, makeProject, removeDir, journalPath, snapshotPath, startWorker, resultLine, sleep, figure } from './helpers.mjs';
+import { loadNative, makeProject, removeDir, journalPath, snapshotPath, startWorker, resultLine, sleep, figure, WORKERS } from './helpers.mjs';
+import { referenceModulePath } from '../support/impls.mjs';
 
-const linuxOnly = process.platform !== 'linux' && 'flock(1) and F_SETLEASE are Linux tools';
+const linuxOnly = process.platform !== 'linux' && 'flock(1) is a Linux tool';
 
 async function probe(config) {
   const res = await startWorker('probe.mjs', config, { timeoutMs: 120_000 }).done;
@@ -66,37 +68,86 @@ test('a stopped process holding the journal lock costs one bounded wait, and eve
   }
 });
 
-const LEASE_HOLDER = `
-import fcntl, os, signal, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR)
-fcntl.fcntl(fd, 1024, fcntl.F_WRLCK)  # F_SETLEASE, as a native writer takes it
-open(sys.argv[2], 'w').close()
-time.sleep(120)
-`;
+/** A child that prints JSON lines and answers one per line it is sent. */
+function answering(script, config) {
+  const child = spawn(process.execPath, [path.join(WORKERS, script), JSON.stringify(config)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let buffered = '';
+  let stderr = '';
+  const waiting = [];
+  const lines = [];
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
+    buffered += chunk;
+    let nl;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      lines.push(buffered.slice(0, nl));
+      buffered = buffered.slice(nl + 1);
+    }
+    while (waiting.length && lines.length) waiting.shift()(lines.shift());
+  });
+  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  const next = (timeoutMs) => new Promise((resolve, reject) => {
+    if (lines.length) return resolve(lines.shift());
+    const timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms ${stderr.slice(-300)}`)), timeoutMs);
+    waiting.push((line) => { clearTimeout(timer); resolve(line); });
+  });
+  return { child, next, ask: (timeoutMs) => { child.stdin.write('go\n'); return next(timeoutMs); } };
+}
 
-test('a stopped process holding a lease on the snapshot file never makes a native open wait', { skip: linuxOnly }, async () => {
-  const project = makeProject('stuck-lease');
+// A writer of this package stopped at a random moment of a loop of appends
+// (each rewriting a 1 MB snapshot file), several times: a reader in another
+// process never waits on it. The old module's readers read the snapshot file
+// with a plain readFileSync, so that read, this package's and (with
+// QUIVER_REFERENCE_DIR) the old module's getSnapshot each answer within 2 s,
+// and the file read is always whole. A writer that rewrote the file in place
+// under a lock or lease readers wait on would hold them until it resumed.
+test('a writer stopped at random moments of its appends never makes a reader of either module wait', { skip: process.platform === 'win32' && 'SIGSTOP is a unix signal' }, async () => {
+  const STOPS = 12;
+  const project = makeProject('stopped-writer');
+  const refPath = referenceModulePath();
+  const writer = startWorker('appender.mjs', {
+    impl: 'native', cwd: project, id: 's', mode: 'forever', ackFile: path.join(project, 'acks'), startMarker: 1, round: 0,
+  }, { timeoutMs: 10 * 60_000 });
+  let reader = null;
   try {
     const { createLiveSessionStore } = loadNative();
-    createLiveSessionStore({ cwd: project, sessionId: 's' }).appendEvent({ type: 'variant_mounted', variant: 1 });
-    const snapshot = snapshotPath(project, 's');
-    const ready = path.join(project, 'lease-ready');
-    // The write lease a native writer holds for the microseconds of an
-    // in-place rewrite, held by a process stopped right then.
-    const holder = await stoppedHolder('python3', ['-c', LEASE_HOLDER, snapshot, ready], () => fs.existsSync(ready));
-    let got;
-    try {
-      got = await probe({ scenario: 'stuckLeaseHolder', impl: 'native', cwd: project });
-    } finally {
-      holder.release();
+    createLiveSessionStore({ cwd: project }).appendEvent({ id: 's', type: 'generate', count: 3, pageUrl: `http://app.test/${'p'.repeat(1 << 20)}` });
+    reader = answering('snapshot-reader.mjs', { cwd: project, id: 's', snapshot: snapshotPath(project, 's'), refPath });
+    assert.equal(await reader.next(30_000), 'ready');
+    const deadline = Date.now() + 30_000;
+    while (!(fs.existsSync(path.join(project, 'acks')) && fs.statSync(path.join(project, 'acks')).size > 0)) {
+      assert.ok(Date.now() < deadline, `the writer never appended: ${writer.lines.join(' ')}`);
+      await sleep(10);
     }
-    assert.deepEqual(got.read, { ok: true, value: [1] });
-    assert.deepEqual(got.append, { ok: true, value: [1, 9] });
-    assert.ok(got.readMs < 2_000, `the read waited ${got.readMs} ms`);
-    assert.ok(got.appendMs < 2_000, `the append waited ${got.appendMs} ms`);
-    assert.deepEqual(createLiveSessionStore({ cwd: project, sessionId: 's' }).getSnapshot().mountedVariants, [1, 9]);
-    figure(`stopped lease holder on the snapshot file: read ${got.readMs} ms, append ${got.appendMs} ms (the kernel would hold an open ${fs.readFileSync('/proc/sys/fs/lease-break-time', 'utf8').trim()} s)`);
+    const worst = { plain: 0, package: 0, old: 0 };
+    for (let stop = 0; stop < STOPS; stop++) {
+      await sleep(5 + Math.floor(Math.random() * 60));
+      process.kill(writer.child.pid, 'SIGSTOP');
+      let read;
+      try {
+        // Bounded well past the 2 s asked of a reader; a reader held by the
+        // kernel (45 s for a lease) fails here.
+        read = JSON.parse(await reader.ask(10_000)).read;
+      } finally {
+        process.kill(writer.child.pid, 'SIGCONT');
+      }
+      for (const kind of ['plain', 'package', 'old']) {
+        const r = read[kind];
+        if (!r) continue;
+        assert.equal(r.error, null, `stop ${stop}: the ${kind} read failed: ${r.error}`);
+        assert.ok(r.ms < 2_000, `stop ${stop}: the ${kind} read took ${r.ms} ms`);
+        worst[kind] = Math.max(worst[kind], r.ms);
+      }
+      assert.ok(read.plain.value > 1 << 20, 'the whole snapshot file');
+    }
+    const acks = fs.readFileSync(path.join(project, 'acks'), 'utf8').split('\n').filter(Boolean).length;
+    figure(`stopped writer, ${STOPS} stops during ${acks} appends of a 1 MB snapshot file: slowest read ${worst.plain.toFixed(1)} ms plain, `
+      + `${worst.package.toFixed(1)} ms package, ${refPath ? `${worst.old.toFixed(1)} ms old module` : 'old module not run (QUIVER_REFERENCE_DIR unset)'}`);
   } finally {
+    writer.child.kill('SIGKILL');
+    try { process.kill(writer.child.pid, 'SIGCONT'); } catch { /* gone */ }
+    reader?.child.kill('SIGKILL');
+    await writer.done;
     removeDir(project);
   }
 });

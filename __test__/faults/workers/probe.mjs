@@ -270,16 +270,6 @@ const SCENARIOS = {
     return { outcomes, timings, seqs };
   },
 
-  /** Reads and appends to a session whose snapshot file a stopped process holds a write lease on. */
-  stuckLeaseHolder({ createLiveSessionStore }, { cwd }) {
-    let t = Date.now();
-    const read = outcome(() => createLiveSessionStore({ cwd, sessionId: 's' }).getSnapshot().mountedVariants);
-    const readMs = Date.now() - t;
-    t = Date.now();
-    const append = outcome(() => createLiveSessionStore({ cwd, sessionId: 's' }).appendEvent({ type: 'variant_mounted', variant: 9 }).mountedVariants);
-    return { read, readMs, append, appendMs: Date.now() - t };
-  },
-
   /** appendEvent of an event holding `new Array(2 ** 32 - 1)`. */
   hugeArray({ createLiveSessionStore }, { cwd }) {
     const store = createLiveSessionStore({ cwd, sessionId: 's' });

@@ -49,10 +49,12 @@ impl Host for FixedClock {
     }
 }
 
-/// One append's disk work, without the guarantees (`in_place`) and with
-/// them (`guarded`: the journal lock, the stats that key the cache, the
-/// write lease that makes the in-place rewrite atomic), and rendering the
-/// bytes from the model (`render`).
+/// One append's disk work, without the guarantees (`in_place`: the journal
+/// appended to, the snapshot file overwritten in place) and with them
+/// (`guarded`: the journal opened as a regular file and locked, the stats
+/// that key the cache, the snapshot file staged and renamed over so readers
+/// never see half of it nor wait), and rendering the bytes from the model
+/// (`render`).
 fn append(dir: &Path) {
     let line = fs::read_to_string(dir.join("line.txt")).expect("line.txt");
     let bytes = fs::read(dir.join("snapshot.json")).expect("snapshot.json");
@@ -63,21 +65,19 @@ fn append(dir: &Path) {
         let mut j = OpenOptions::new().append(true).create(true).open(&journal).expect("open journal");
         j.write_all(line.as_bytes()).expect("append");
         drop(j);
-        let s = OpenOptions::new().write(true).open(&snap).expect("open snapshot");
-        sys::write_all_at(&s, &bytes, 0).expect("rewrite");
+        let mut s = OpenOptions::new().write(true).open(&snap).expect("open snapshot");
+        s.write_all(&bytes).expect("rewrite");
     });
     let guarded = median_us(OPS, || {
-        let j = OpenOptions::new().read(true).append(true).open(&journal).expect("open journal");
+        let j = sys::open_regular_to_append(&journal).expect("open journal");
         let j = sys::lock_exclusive(j, &journal, Duration::from_secs(10)).expect("lock");
         std::hint::black_box(sys::FileInfo::of_path(&journal).expect("stat"));
         (&*j).write_all(line.as_bytes()).expect("append");
         std::hint::black_box(sys::FileInfo::of(&j).expect("fstat"));
         drop(j);
-        let s = OpenOptions::new().write(true).open(&snap).expect("open snapshot");
-        let lease = sys::write_lease(&s);
-        std::hint::black_box(sys::FileInfo::of(&s).expect("fstat"));
-        sys::write_all_at(&s, &bytes, 0).expect("rewrite");
-        drop(lease);
+        let mut staged = sys::StagedFile::create(&snap).expect("stage");
+        staged.write_all(&bytes).expect("write");
+        staged.commit().expect("rename over");
     });
     let Some(mut parsed) = json::parse(std::str::from_utf8(&bytes).expect("UTF-8")).ok().and_then(Value::into_object) else { panic!("snapshot.json is not an object") };
     let journal_bytes = parsed.remove("__journalBytes").and_then(|v| v.to_number().ok()).unwrap_or(0.0) as i64;
@@ -139,7 +139,7 @@ fn read(sessions: &Path) {
     let per_session = median_us(1, || {
         for (journal, snapshot) in journals.iter().zip(&snapshots) {
             std::hint::black_box(sys::FileInfo::of_path(journal).expect("stat"));
-            sys::read_file_into(snapshot, &mut buffer).expect("read");
+            sys::read_regular(snapshot, sys::Links::Refuse, &mut buffer, sys::MAX_TEXT_FILE).expect("read");
         }
     }) / journals.len() as f64;
     println!("read-floor stat_read_us_per_session={per_session:.2}");

@@ -10,13 +10,13 @@
 mod record;
 mod stale;
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::sys::{Context, FsError};
+use crate::sys::{self, Context, FsError};
 
 use record::LockRecord;
 pub use stale::{clear_stale, judge, Verdict};
@@ -67,6 +67,7 @@ pub fn try_acquire(path: &Path, owner_json: Option<&str>, abs_file: &str) -> Res
             create_exclusive(path, &line)?
         }
         Ok(false) => {
+            refuse_odd_lock(path)?;
             stale::clear_stale(path);
             create_exclusive(path, &line)?
         }
@@ -75,9 +76,23 @@ pub fn try_acquire(path: &Path, owner_json: Option<&str>, abs_file: &str) -> Res
     Ok(created.then(|| Acquired { lock_path: path.to_path_buf(), token: record.token }))
 }
 
-/// Writes `line` into a newly created file; `Ok(false)` if it already exists.
+/// Fails, naming the lock's path, when something other than a regular file
+/// holds its name: a link (`ELOOP`), a directory (`EISDIR`), a FIFO or
+/// device (`EFTYPE`), a socket (`ENXIO`). Neither module ever makes one, so
+/// it is no lock anyone holds, and no wait would end it; the old module's
+/// read of it would block (a FIFO) or never end (`/dev/zero`). Nothing
+/// there any more is fine: the create is tried again.
+fn refuse_odd_lock(path: &Path) -> Result<(), FsError> {
+    match sys::open_regular(path, sys::Links::Refuse) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(FsError::new(e, "open", path)),
+        _ => Ok(()),
+    }
+}
+
+/// Writes `line` into a newly created file; `Ok(false)` if anything is at
+/// its name (a link there is never followed).
 fn create_exclusive(path: &Path, line: &str) -> Result<bool, FsError> {
-    let mut file = match OpenOptions::new().write(true).create_new(true).open(path) {
+    let mut file = match sys::create_new(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
         Err(e) => return Err(FsError::new(e, "open", path)),

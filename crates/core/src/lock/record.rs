@@ -2,7 +2,6 @@
 //! it (plus two keys it never reads), read as `JSON.parse` plus property
 //! access sees it.
 
-use std::fs;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -99,15 +98,18 @@ pub(crate) struct Held {
 /// `None` when the old module's `readLock` gives null or a falsy value (what
 /// it treats as unreadable: missing, not JSON, `0`, `""`, `null`...).
 pub(crate) fn read_held(path: &Path) -> Option<Held> {
-    // A lock is one short line: no size probe, just read it.
+    // A lock is one short line: no size probe, just read it. Only a regular
+    // file at the name counts (see `super::refuse_odd_lock`); its text is
+    // bounded as the old module's read is.
     let mut bytes = Vec::with_capacity(512);
-    sys::read_file_into(path, &mut bytes).ok()?;
+    let read = |bytes: &mut Vec<u8>| sys::read_regular(path, sys::Links::Refuse, bytes, sys::MAX_TEXT_FILE).ok();
+    read(&mut bytes)?;
     if let Some(held) = parse_held(&String::from_utf8_lossy(&bytes)) {
         return Some(held);
     }
     // Unreadable content gets a lock removed, so make sure it was not a
-    // short read: read to the end the ordinary way before saying so.
-    bytes = fs::read(path).ok()?;
+    // short read: read it again before saying so.
+    read(&mut bytes)?;
     parse_held(&String::from_utf8_lossy(&bytes))
 }
 

@@ -106,8 +106,10 @@ fn reuse(held: &Held, pid: f64) -> Option<Verdict> {
     (current as f64 != recorded).then_some(Verdict::PidReused)
 }
 
-/// `Date.now() - fs.statSync(p).mtimeMs`, or `None` when it cannot be stat'ed.
+/// `Date.now() - fs.statSync(p).mtimeMs`, or `None` when it cannot be
+/// stat'ed; of the name itself when it is a link (never read through, see
+/// `record::read_held`).
 fn age_ms(path: &Path) -> Option<f64> {
-    let modified = fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    let modified = fs::symlink_metadata(path).and_then(|m| m.modified()).ok()?;
     Some(sys::now_ms() - sys::system_time_ms(modified))
 }

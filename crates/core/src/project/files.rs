@@ -1,7 +1,6 @@
 //! One directory's files as the walk up from the cwd looks at them.
 
 use std::cell::RefCell;
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::js::json;
@@ -46,7 +45,10 @@ impl<'a> DirFiles<'a> {
         if !self.exists(name) {
             return None;
         }
-        let bytes = fs::read(self.path(name)).ok()?;
+        // A regular file only, read in bounded chunks: a FIFO or device
+        // named like a marker file never blocks or floods the walk.
+        let mut bytes = Vec::new();
+        crate::sys::read_regular(&self.path(name), crate::sys::Links::Follow, &mut bytes, crate::sys::MAX_TEXT_FILE).ok()?;
         Some(String::from_utf8_lossy(&bytes).into_owned())
     }
 

@@ -275,9 +275,12 @@ pub enum Locking {
 }
 
 /// The journal opened for reading, with the shared lock when asked for;
-/// `None` when it does not exist.
+/// `None` when it does not exist. A link at its name is followed, as the old
+/// module's read follows it; what it names must be a regular file (see
+/// `sys::open_regular`), so a FIFO or device there is an error naming the
+/// path, never a read that blocks or has no end.
 fn open_for_replay(path: &Path, locking: Locking) -> Result<Option<(File, Option<sys::SharedLock>)>, FsError> {
-    let file = match File::open(path) {
+    let file = match sys::open_regular(path, sys::Links::Follow) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(FsError::new(e, "open", path)),

@@ -5,12 +5,10 @@
 //! when `__journalBytes` equals the journal's size right now: the journal is
 //! append-only, so an equal size means no event landed since it was written.
 //! Readers in other processes must see the old file or the new one, never a
-//! mix. The cheap way that guarantees it is an in-place rewrite under a write
-//! lease (see `sys::write_lease`): granted only when nobody has the file
-//! open, and holding off any open until the write is done. When the lease is
-//! refused (a reader has the file open) or leases are unavailable (macOS,
-//! Windows), the new text goes to a staged file that is renamed over the old
-//! one.
+//! mix, and must never wait for a writer: the new text goes to a staged file
+//! that is renamed over the old one (see `sys::StagedFile`). An in-place
+//! rewrite would need a lock or lease that readers wait on, and a writer
+//! stopped while holding it (Ctrl-Z, a debugger) would stop them all.
 
 use std::io::Write;
 use std::ops::Range;
@@ -58,61 +56,34 @@ pub fn render(snapshot: &Snapshot, journal_bytes: i64, next_seq: f64, depth_chec
     Some(text)
 }
 
-/// Writes the snapshot file's text (see [`render`]): in place when the
-/// kernel grants the lease, else staged and renamed over.
+/// Writes the snapshot file's text (see [`render`]): staged and renamed
+/// over, so a reader sees the old file or the new one.
 pub fn write(path: &Path, text: &str) -> Result<(), FsError> {
-    if rewrite_in_place(path, text.as_bytes())? {
-        return Ok(());
-    }
     let mut staged = sys::StagedFile::create(path)?;
-    staged.write_all(text.as_bytes()).at("write", staged.path())?;
-    staged.commit()
+    staged.write_all(text.as_bytes()).at("write", path)?;
+    commit(staged)
 }
 
-/// The crash-safe variant for `durable` stores: the new text is staged,
-/// fsynced and renamed over, so after a power loss the file is the old
+/// The crash-safe variant for `durable` stores: the staged text is also
+/// fsynced before the rename, so after a power loss the file is the old
 /// version or the new one, never pages of both.
 pub fn write_durable(path: &Path, text: &str) -> Result<(), FsError> {
     let mut staged = sys::StagedFile::create(path)?;
-    staged.write_all(text.as_bytes()).at("write", staged.path())?;
-    staged.sync_data().at("fsync", staged.path())?;
-    staged.commit()
+    staged.write_all(text.as_bytes()).at("write", path)?;
+    staged.sync_data().at("fsync", path)?;
+    commit(staged)
 }
 
-/// Rewrites the file in place under a write lease, which the kernel grants
-/// only while nobody else has the file open and which holds off any open
-/// until it is released: readers see the old text or the new one, and the
-/// file keeps its blocks (replacing it costs a block freed and one
-/// allocated, a millisecond on a disk mounted with `discard`). A shorter
-/// text is written and the file cut to it, both under the lease.
-/// `Ok(false)` when that does not apply (no file yet, or the lease refused)
-/// and the caller must stage and rename instead.
-fn rewrite_in_place(path: &Path, bytes: &[u8]) -> Result<bool, FsError> {
-    let Ok(file) = sys::open_to_rewrite(path) else { return Ok(false) };
-    let Ok(_lease) = sys::write_lease(&file) else { return Ok(false) };
-    let m = sys::FileInfo::of(&file).at("fstat", path)?;
-    if !m.is_file {
-        return Ok(false);
+/// Renames the staged file over the snapshot file's name. A directory at
+/// that name cannot be replaced (`EISDIR`): the cache is then left
+/// unwritten, as a file no reader trusts would be, and the append or flush
+/// that wrote it goes on; readers derive the session from its journal.
+fn commit(staged: sys::StagedFile) -> Result<(), FsError> {
+    match staged.commit() {
+        Err(e) if e.code() == "EISDIR" => Ok(()),
+        other => other,
     }
-    let written = sys::write_all_at(&file, bytes, 0).at("write", path).and_then(|()| {
-        if m.len > bytes.len() as u64 {
-            file.set_len(bytes.len() as u64).at("ftruncate", path)?;
-        }
-        Ok(())
-    });
-    if written.is_err() {
-        // Part of the new text now lies over the old (a disk that filled
-        // while the file grew): no reader may see it. Still under the lease,
-        // so nobody has it open; removed, readers of either module replay
-        // the journal, as they do when there is no snapshot file. Only if
-        // the path still names this file (a rename may have replaced it).
-        if sys::FileInfo::of_path(path).is_ok_and(|now| now.id == m.id) {
-            let _ = std::fs::remove_file(path);
-        }
-    }
-    written.map(|()| true)
 }
-
 
 /// A session's snapshot as a store holds it.
 #[derive(Clone, Debug)]
@@ -247,7 +218,10 @@ fn survives_json(v: &Value) -> bool {
 /// with its `__nextSeq`. `None` sends the caller to replay.
 pub fn hydrate(path: &Path, id: &JsStr, journal_bytes: u64) -> Option<(Cached, f64)> {
     READ_BUFFER.with_borrow_mut(|bytes| {
-        sys::read_file_into(path, bytes).ok()?;
+        // Only a regular file at the name itself is read: a link, FIFO,
+        // device or directory there is no cache this package or the old
+        // module wrote, and the journal gives the same answer.
+        sys::read_regular(path, sys::Links::Refuse, bytes, sys::MAX_TEXT_FILE).ok()?;
         let parsed = match std::str::from_utf8(bytes).ok().and_then(|text| skim_canonical(text, id, journal_bytes)) {
             Some((text, next_seq)) => Some((Cached::Text(text), next_seq)),
             None => parse_over_base(bytes, id, journal_bytes).map(|(s, n)| (Cached::Model(Box::new(s)), n)),

@@ -11,7 +11,7 @@
 //! the journal, so two writers never take the same sequence number.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -106,18 +106,25 @@ struct FileKey {
     path: PathBuf,
     size: i64,
     mtime_ns: i128,
+    /// A regular file (or none): a FIFO, device or directory at a journal's
+    /// name is never read as a journal.
+    regular: bool,
 }
 
 impl FileKey {
     fn of(path: &Path) -> FileKey {
         match sys::FileInfo::of_path(path) {
             Ok(m) => FileKey::from_info(path.to_path_buf(), &m),
-            Err(_) => FileKey { path: path.to_path_buf(), size: -1, mtime_ns: -1 },
+            Err(_) => FileKey::missing(path.to_path_buf()),
         }
     }
 
+    fn missing(path: PathBuf) -> FileKey {
+        FileKey { path, size: -1, mtime_ns: -1, regular: true }
+    }
+
     fn from_info(path: PathBuf, m: &sys::FileInfo) -> FileKey {
-        FileKey { path, size: m.len as i64, mtime_ns: m.mtime_ns }
+        FileKey { path, size: m.len as i64, mtime_ns: m.mtime_ns, regular: m.is_file }
     }
 
     fn exists(&self) -> bool {
@@ -251,7 +258,7 @@ impl Store {
         match sys::FileInfo::of_path(&legacy) {
             Ok(m) => FileKey::from_info(legacy, &m),
             Err(_) if primary.exists() => FileKey::of(&primary),
-            Err(_) => FileKey { path: primary, size: -1, mtime_ns: -1 },
+            Err(_) => FileKey::missing(primary),
         }
     }
 
@@ -287,7 +294,9 @@ impl Store {
             return Ok(());
         }
         let jsid = JsStr::from(id);
-        if allow_file && key.exists() {
+        // Not for a journal name that holds no regular file: its replay
+        // below fails, naming it, and no snapshot file may answer instead.
+        if allow_file && key.exists() && key.regular {
             if let Some((snapshot, next_seq)) = snapshot_file::hydrate(&snapshot_path, &jsid, key.size as u64) {
                 let from = session.version;
                 let changed = match (session.derived.as_ref().map(|d| &d.snapshot), &snapshot) {
@@ -427,13 +436,13 @@ impl Store {
     /// this call created it.
     fn lock_journal(&mut self, id: &str, primary: &Path) -> Result<(JournalFile, sys::FileInfo, bool), StoreError> {
         let open = |store: &mut Store| -> Result<(File, bool), StoreError> {
-            Ok(match open_existing_journal(primary)? {
-                Some(file) => (file, false),
-                None => {
-                    store.adopt_legacy_journal(id, primary)?;
-                    open_journal(primary)?
-                }
-            })
+            if let Some(file) = open_existing_journal(primary)? {
+                return Ok((file, false));
+            }
+            if let Some(file) = store.adopt_legacy_journal(id, primary)? {
+                return Ok((file, true));
+            }
+            Ok(open_journal(primary)?)
         };
         let (file, created) = open(self)?;
         let patience = if self.stuck.contains(primary) { Duration::ZERO } else { JOURNAL_LOCK_PATIENCE };
@@ -461,13 +470,30 @@ impl Store {
 
     /// The old module copies a legacy journal into the primary directory on
     /// the first append, and everything derived from the old path is dropped.
-    fn adopt_legacy_journal(&mut self, id: &str, primary: &Path) -> Result<(), StoreError> {
+    /// The copy is read as a journal is (a regular file, links followed) and
+    /// written to a file created at the primary name (never through a link
+    /// there); `None` when there is no legacy journal, or when another
+    /// process created the primary one meanwhile.
+    fn adopt_legacy_journal(&mut self, id: &str, primary: &Path) -> Result<Option<File>, StoreError> {
         let legacy = self.legacy_journal_path(id);
-        if !primary.exists() && legacy.exists() {
-            fs::copy(&legacy, primary).at("copyfile", &legacy)?;
-            self.sessions.remove(id);
+        let mut from = match sys::open_regular(&legacy, sys::Links::Follow) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(FsError::new(e, "copyfile", &legacy).into()),
+        };
+        let mut to = match sys::create_to_append(primary) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(None),
+            Err(e) => return Err(FsError::new(e, "copyfile", &legacy).into()),
+        };
+        if let Err(e) = std::io::copy(&mut from, &mut to) {
+            // Nothing half-copied is left for the next append to extend.
+            drop(to);
+            let _ = fs::remove_file(primary);
+            return Err(FsError::new(e, "copyfile", &legacy).into());
         }
-        Ok(())
+        self.sessions.remove(id);
+        Ok(Some(to))
     }
 
     fn apply_own_append(&mut self, id: &str, entry: &Value, after: FileKey, host: &dyn Host) -> Result<(), StoreError> {
@@ -559,6 +585,12 @@ impl Store {
             }
             safe_session_id(&id)?;
             let key = self.key_at(&id, primary_dir.as_ref(), legacy_dir.as_ref());
+            if !key.regular {
+                // A FIFO, socket, device or directory named like a journal is
+                // no session: left out, so one stray entry cannot fail (or,
+                // read as the old module reads it, hang) the whole listing.
+                continue;
+            }
             let locking = self.read_locking(&key.path);
             self.ensure_current(&id, key, true, locking, host)?;
             if self.current(&id).is_some_and(|c| !c.is_completed()) {
@@ -692,20 +724,29 @@ fn replay_current(session: &mut Session, path: &Path, id: &JsStr, locking: Locki
     journal::replay_file(path, id, host, locking).map(Box::new)
 }
 
-/// The journal opened for appending, or `None` when it does not exist yet.
+/// The journal opened for appending, or `None` when nothing is at its name.
+/// Never through a link (`ELOOP`, dangling or not: an append must not
+/// create or extend a file elsewhere), and only a regular file (see
+/// `sys::open_regular_to_append`).
 fn open_existing_journal(path: &Path) -> Result<Option<File>, FsError> {
-    match OpenOptions::new().read(true).append(true).open(path) {
+    match sys::open_regular_to_append(path) {
         Ok(f) => Ok(Some(f)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(FsError::new(e, "open", path)),
     }
 }
 
+/// The journal opened for appending, created when nothing is at its name
+/// (true then); a journal another process created first is opened.
 fn open_journal(path: &Path) -> Result<(File, bool), FsError> {
-    let existed = path.exists();
-    // std creates it 0o666 less the umask, as Node does.
-    let file = OpenOptions::new().read(true).append(true).create(true).open(path).at("open", path)?;
-    Ok((file, !existed))
+    match sys::create_to_append(path) {
+        Ok(file) => Ok((file, true)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match open_existing_journal(path)? {
+            Some(file) => Ok((file, false)),
+            None => Err(FsError::new(e, "open", path)),
+        },
+        Err(e) => Err(FsError::new(e, "open", path)),
+    }
 }
 
 /// Writes one whole line or nothing: on a failed or short write (a full disk)

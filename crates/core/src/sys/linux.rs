@@ -1,8 +1,9 @@
-//! Linux: `/proc` for process identity, write leases for in-place rewrites.
+//! Linux: `/proc` for process identity, name exchange for replacing files.
 
-use std::fs::File;
+use std::ffi::CString;
 use std::io;
-use std::os::unix::io::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 
 pub(crate) use super::unix::*;
 
@@ -30,29 +31,41 @@ pub(crate) fn boot_id() -> Option<String> {
     (!id.is_empty()).then(|| id.to_string())
 }
 
-/// `F_SETSIG`, which the libc crate exports only for some architectures.
-const F_SETSIG: libc::c_int = 10;
-
-pub(crate) fn write_lease(file: &File) -> io::Result<()> {
-    let fd = file.as_raw_fd();
-    // A reader opening the file during the lease makes the kernel signal the
-    // holder: SIGIO by default, which would end Node. SIGURG is ignored by
-    // default, so the notice is harmless; the release follows anyway. It is
-    // set before every lease because a release resets it to SIGIO.
-    // SAFETY: fcntl with integer arguments on a descriptor `file` keeps open.
-    if unsafe { libc::fcntl(fd, F_SETSIG, libc::SIGURG) } == -1 {
-        return Err(io::Error::last_os_error());
+/// Replaces `to` by `from`, atomically for readers, as `rename(2)` does,
+/// for about a tenth of its cost on ext4. A `rename` over an existing file
+/// makes ext4 start writing the new file's data out at once (its
+/// `auto_da_alloc` guard for programs that skip `fsync`), and the append
+/// waits on that. Exchanging the two names (`renameat2(RENAME_EXCHANGE)`)
+/// is just as atomic (`to` names the old file, then the new one, never
+/// nothing), and the old file, now at `from`, is then removed. A directory
+/// at `to` is put back and left (unlink refuses it: `EISDIR`), as `rename`
+/// refuses to replace one. Where the exchange is unavailable (no file at
+/// `to` yet, a file system or kernel without it) this is a plain `rename`.
+/// The call goes through `syscall(2)`: glibc's `renameat2` wrapper is newer
+/// than the glibc the binaries support.
+pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
+    match exchange(from, to) {
+        Ok(()) => {}
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINVAL | libc::ENOSYS)) => {
+            return super::unix::rename_over(from, to);
+        }
+        Err(e) => return Err(e),
     }
-    // SAFETY: as above.
-    if unsafe { libc::fcntl(fd, libc::F_SETLEASE, libc::F_WRLCK) } == -1 {
-        return Err(io::Error::last_os_error());
+    if let Err(e) = std::fs::remove_file(from) {
+        let _ = exchange(from, to);
+        return Err(e);
     }
     Ok(())
 }
 
-pub(crate) fn release_lease(file: &File) {
-    // SAFETY: as in `write_lease`. Should the release fail, the lease ends
-    // with the file's last close, and a reader waits at most until then.
-    unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLEASE, libc::F_UNLCK) };
+fn exchange(a: &Path, b: &Path) -> io::Result<()> {
+    let a = CString::new(a.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let b = CString::new(b.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: two NUL-terminated paths that outlive the call, relative to
+    // the working directory (AT_FDCWD) only when not absolute, as rename's.
+    let rc = unsafe { libc::syscall(libc::SYS_renameat2, libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
-

@@ -1,7 +1,4 @@
-//! macOS: `proc_pidinfo` and `sysctl` for process identity; no file leases.
-
-use std::fs::File;
-use std::io;
+//! macOS: `proc_pidinfo` and `sysctl` for process identity.
 
 pub(crate) use super::unix::*;
 
@@ -42,12 +39,3 @@ pub(crate) fn boot_id() -> Option<String> {
     let id = text.trim_end_matches('\0').trim();
     (!id.is_empty()).then(|| id.to_string())
 }
-
-/// macOS has no file leases: the snapshot file is replaced by rename instead.
-pub(crate) fn write_lease(_file: &File) -> io::Result<()> {
-    Err(io::Error::from(io::ErrorKind::Unsupported))
-}
-
-/// Never reached: no lease is ever granted here.
-pub(crate) fn release_lease(_file: &File) {}
-

@@ -13,8 +13,8 @@
 //! | [`boot_id`] | `/proc/sys/kernel/random/boot_id` | `kern.bootsessionuuid` | none (start times are absolute) |
 //! | [`FileInfo`] | `fstat`, dev + inode | `fstat`, dev + inode | `GetFileInformationByHandle`, volume serial + file index |
 //! | locks | `flock` (std `File::try_lock*`) | `flock` (std) | `LockFileEx` on one byte past any data |
-//! | [`write_lease`] | `F_SETLEASE` | refused | refused |
-//! | [`StagedFile::commit`] | `rename` | `rename` | `MoveFileExW`, retried while busy |
+//! | [`open_regular`] | `O_NONBLOCK`, `O_NOCTTY`, `O_NOFOLLOW` when asked, `fstat` | same | `FILE_FLAG_OPEN_REPARSE_POINT` when asked, handle info |
+//! | [`StagedFile::commit`] | `renameat2(RENAME_EXCHANGE)` + `unlink`, else `rename` | `rename` | `MoveFileExW`, retried while busy |
 //! | [`Dir::stat`] | `fstatat` | `fstatat` | metadata by path |
 //! | [`sync_dir`] | `fsync` of the directory | `fsync` of the directory | nothing (NTFS journals it) |
 //! | errors ([`FsError`]) | errno names | errno names | `uv_translate_sys_error` |
@@ -107,6 +107,7 @@ pub struct FileInfo {
     pub links: u64,
     /// A regular file (not a directory, device or pipe).
     pub is_file: bool,
+    pub is_dir: bool,
 }
 
 impl FileInfo {
@@ -255,41 +256,6 @@ impl Drop for SharedLock {
 // ---------------------------------------------------------------------------
 // Replacing a file atomically for readers
 
-/// A write lease on an open file (Linux `F_SETLEASE`, `F_WRLCK`), released
-/// when dropped; the file stays open.
-///
-/// The kernel grants it only when no other open file description refers to
-/// the file, and while it is held any `open()` of the file by someone else
-/// waits until it is released. Rewriting a small file in place under it is
-/// therefore atomic for readers: nobody has the old bytes open, and nobody can
-/// open the file mid-write. It lets the snapshot file be refreshed in place
-/// (no block freed, which on a disk mounted with `discard` costs a
-/// millisecond) without a reader ever seeing half a file. macOS and Windows
-/// have no such lease and always refuse: there the caller stages the new text
-/// and renames it over ([`StagedFile`]), which is atomic too, only dearer.
-pub struct WriteLease<'a>(&'a File);
-
-/// An existing file opened to be rewritten in place under a
-/// [`write_lease`], never through a symlink: a link planted at the name is
-/// an error (the caller then stages and renames over, replacing the link,
-/// not writing its target). Nor does it wait while another writer holds a
-/// lease on the file (a writer stopped inside its rewrite would hold every
-/// open up to `/proc/sys/fs/lease-break-time`, 45 s): that is an error too.
-pub fn open_to_rewrite(path: &Path) -> io::Result<File> {
-    os::open_to_rewrite(path)
-}
-
-pub fn write_lease(file: &File) -> io::Result<WriteLease<'_>> {
-    os::write_lease(file)?;
-    Ok(WriteLease(file))
-}
-
-impl Drop for WriteLease<'_> {
-    fn drop(&mut self) {
-        os::release_lease(self.0);
-    }
-}
-
 /// A new file beside `target` that becomes `target` in one step on
 /// [`StagedFile::commit`], and is removed if dropped before that.
 ///
@@ -408,39 +374,95 @@ pub fn sync_dir(dir: &Path) -> io::Result<()> {
     os::sync_dir(dir)
 }
 
-/// Writes all of `bytes` at `offset`. On Windows this also moves the file's
-/// cursor, and a handle opened for appending only writes at the end.
-pub fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
-    os::write_all_at(file, bytes, offset)
-}
-
 /// Fills `buf` from `offset`; on Windows this also moves the file's cursor.
 pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     os::read_exact_at(file, buf, offset)
 }
 
-/// Reads the file into `bytes` with `open`, `read`s and `close` only: no
-/// size probe (`fstat`, `lseek`) first. A read shorter than the space left
-/// is taken as the end of a regular file; were it not (some network file
-/// system), the text would be cut short and fail the validation every
-/// caller makes (snapshot files must parse and name the journal size, lock
-/// records must parse and carry a token): a slow path, never wrong data.
+/// A new file created for writing: `O_CREAT | O_EXCL | O_NOFOLLOW`
+/// (`CREATE_NEW` on Windows), so nothing at the name, a dangling link
+/// included, is ever written through; `EEXIST` then.
+pub fn create_new(path: &Path) -> io::Result<File> {
+    os::create_new(path)
+}
+
+/// Whether the last component of a path may be a symbolic link. (Links in
+/// the directories above it are always followed: a project may keep its
+/// `.impeccable` directory elsewhere.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Links {
+    /// As the old module's reads do: the file the link names is read.
+    Follow,
+    /// A link at the name is `ELOOP`, dangling or not.
+    Refuse,
+}
+
+/// An existing regular file, opened for reading.
 ///
-/// The open never waits on a write lease another process holds (see
-/// [`open_to_rewrite`]): it fails with EWOULDBLOCK instead, which callers
-/// take as an unreadable file (a snapshot file is then replayed from its
-/// journal).
-pub fn read_file_into(path: &Path, bytes: &mut Vec<u8>) -> io::Result<()> {
+/// The open never waits: a FIFO at the name does not block it (`O_NONBLOCK`,
+/// which a regular file ignores) and a terminal does not become the
+/// process's (`O_NOCTTY`). The open file is then checked: anything but a
+/// regular file is an error, `EISDIR` for a directory and `EFTYPE`
+/// ("inappropriate file type or format") for a FIFO or device; a socket
+/// cannot be opened at all (`ENXIO`). So nothing read here can block or
+/// deliver bytes without end.
+pub fn open_regular(path: &Path, links: Links) -> io::Result<File> {
+    let file = os::open_to_read(path, links)?;
+    ensure_regular(&file)?;
+    Ok(file)
+}
+
+/// An existing regular file opened to append to (and read), never through
+/// a symbolic link, with the checks of [`open_regular`].
+pub fn open_regular_to_append(path: &Path) -> io::Result<File> {
+    let file = os::open_to_append(path)?;
+    ensure_regular(&file)?;
+    Ok(file)
+}
+
+/// A new file opened to append to (and read): `EEXIST` when anything is at
+/// the name, a symbolic link included, so nothing is created through one.
+pub fn create_to_append(path: &Path) -> io::Result<File> {
+    os::create_to_append(path)
+}
+
+fn ensure_regular(file: &File) -> io::Result<()> {
+    let info = FileInfo::of(file)?;
+    if info.is_file {
+        return Ok(());
+    }
+    Err(if info.is_dir { error::node_error("EISDIR") } else { error::node_error("EFTYPE") })
+}
+
+/// The largest text the old module can read: `readFileSync(p, 'utf-8')`
+/// throws past V8's longest string (2^29 - 24 UTF-16 units on 64-bit
+/// builds), and its callers then take the file as unreadable. Files larger
+/// than this are never read whole here either.
+pub const MAX_TEXT_FILE: usize = (1 << 29) - 24;
+
+/// Reads the regular file at `path` (see [`open_regular`]) into `bytes`, in
+/// chunks that grow with what has been read, never with what the file
+/// claims; a file longer than `cap` bytes is `EFBIG`, read no further. No
+/// size probe (`fstat`, `lseek`) decides where it ends: a read shorter than
+/// the space left is taken as the end of a regular file. Were it not (some
+/// network file system), the text would be cut short and fail the
+/// validation every caller makes (snapshot files must parse and name the
+/// journal size, lock records must parse and carry a token): a slow path,
+/// never wrong data.
+pub fn read_regular(path: &Path, links: Links, bytes: &mut Vec<u8>, cap: usize) -> io::Result<()> {
     use std::io::Read;
-    let mut file = os::open_to_read(path)?;
+    let mut file = open_regular(path, links)?;
     bytes.clear();
     loop {
-        if bytes.len() == bytes.capacity() {
-            bytes.reserve(bytes.capacity().max(16 * 1024));
+        if bytes.len() > cap {
+            return Err(error::node_error("EFBIG"));
         }
-        let spare = bytes.capacity() - bytes.len();
+        if bytes.len() == bytes.capacity() {
+            bytes.reserve(bytes.capacity().max(16 * 1024).min(cap + 1 - bytes.len()));
+        }
         let start = bytes.len();
-        bytes.resize(bytes.capacity(), 0);
+        let spare = (bytes.capacity() - start).min(cap + 1 - start);
+        bytes.resize(start + spare, 0);
         let read = file.read(&mut bytes[start..]);
         bytes.truncate(start + *read.as_ref().unwrap_or(&0));
         let n = match read {
@@ -448,7 +470,7 @@ pub fn read_file_into(path: &Path, bytes: &mut Vec<u8>) -> io::Result<()> {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        if n == 0 || n < spare {
+        if n == 0 || (n < spare && bytes.len() <= cap) {
             return Ok(());
         }
     }

@@ -229,6 +229,38 @@ fn sys_staged_file_replaces_the_target_or_leaves_nothing() {
     assert_eq!((err.code().as_ref(), err.syscall(), err.path()), ("ENOENT", "open", dir.0.join("missing").join("t.json").as_path()));
 }
 
+/// A commit replaces whatever file or link is at the target's name, never
+/// what a link names, and never a directory: that stays, with its entries,
+/// and the commit is EISDIR with nothing else left behind.
+#[test]
+#[cfg(unix)]
+fn sys_staged_file_replaces_names_not_what_they_lead_to() {
+    let dir = Scratch::new("replace");
+    fs::create_dir(&dir.0).expect("dir");
+    let outside = dir.0.join("outside.json");
+    fs::write(&outside, "theirs").expect("outside");
+    let commit = |target: &Path| {
+        let mut staged = StagedFile::create(target).expect("stage");
+        std::io::Write::write_all(&mut *staged, b"new").expect("write");
+        staged.commit()
+    };
+    let link = dir.0.join("link.json");
+    std::os::unix::fs::symlink(&outside, &link).expect("link");
+    commit(&link).expect("over a link");
+    assert_eq!((fs::read_to_string(&link).expect("read"), fs::read_to_string(&outside).expect("read")), ("new".into(), "theirs".into()));
+    assert!(fs::symlink_metadata(&link).expect("lstat").is_file());
+
+    let sub = dir.0.join("sub.json");
+    fs::create_dir(&sub).expect("subdir");
+    fs::write(sub.join("kept"), "k").expect("entry");
+    let err = commit(&sub).expect_err("a directory is not replaced");
+    assert_eq!(err.code(), "EISDIR");
+    assert_eq!(fs::read_to_string(sub.join("kept")).expect("still there"), "k");
+    let mut names: Vec<_> = fs::read_dir(&dir.0).expect("list").map(|e| e.expect("entry").file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["link.json", "outside.json", "sub.json"], "no staged file left");
+}
+
 #[test]
 #[cfg(unix)]
 fn sys_staged_file_never_writes_through_a_planted_name() {
@@ -242,23 +274,74 @@ fn sys_staged_file_never_writes_through_a_planted_name() {
 }
 
 #[test]
-fn sys_positioned_io_and_whole_reads() {
+fn sys_positioned_and_whole_reads() {
     let s = Scratch::new("io");
-    let file = fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&s.0).expect("open");
-    write_all_at(&file, b"hello world", 0).expect("write");
-    write_all_at(&file, b"W", 6).expect("write at");
+    fs::write(&s.0, b"hello World").expect("write");
+    let file = File::open(&s.0).expect("open");
     let mut buf = [0u8; 5];
     read_exact_at(&file, &mut buf, 6).expect("read at");
     assert_eq!(&buf, b"World");
     let err = read_exact_at(&file, &mut buf, 9).expect_err("past the end");
     assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
     let mut bytes = Vec::with_capacity(4);
-    read_file_into(&s.0, &mut bytes).expect("read whole");
+    read_regular(&s.0, Links::Refuse, &mut bytes, MAX_TEXT_FILE).expect("read whole");
     assert_eq!(bytes, b"hello World");
     let big = vec![b'x'; 40_000];
     fs::write(&s.0, &big).expect("big");
-    read_file_into(&s.0, &mut bytes).expect("read whole");
+    read_regular(&s.0, Links::Refuse, &mut bytes, MAX_TEXT_FILE).expect("read whole");
     assert_eq!(bytes, big);
+    read_regular(&s.0, Links::Refuse, &mut bytes, 40_000).expect("exactly the cap");
+    let err = read_regular(&s.0, Links::Refuse, &mut bytes, 39_999).expect_err("past the cap");
+    assert_eq!(FsError::new(err, "read", &s.0).code(), "EFBIG");
+    assert!(bytes.len() <= 40_000 && bytes.capacity() < 200_000, "read no further than the cap");
+}
+
+/// Whatever sits at a name, opening it as a regular file returns at once:
+/// the file, or an error Node would name.
+#[test]
+#[cfg(unix)]
+fn sys_only_regular_files_are_opened() {
+    let dir = Scratch::new("kinds");
+    fs::create_dir(&dir.0).expect("mkdir");
+    let at = |name: &str| dir.0.join(name);
+    fs::write(at("file"), "x").expect("file");
+    fs::create_dir(at("dir")).expect("dir");
+    let fifo = std::ffi::CString::new(at("fifo").into_os_string().into_encoded_bytes()).expect("path");
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0, "mkfifo");
+    let _socket = std::os::unix::net::UnixListener::bind(at("socket")).expect("socket");
+    std::os::unix::fs::symlink("/dev/zero", at("zero")).expect("link");
+    std::os::unix::fs::symlink(at("file"), at("link")).expect("link");
+    std::os::unix::fs::symlink(at("nowhere"), at("dangling")).expect("link");
+    let code = |name: &str, links: Links| match open_regular(&at(name), links) {
+        Ok(_) => "ok".to_string(),
+        Err(e) => FsError::new(e, "open", &at(name)).code().into_owned(),
+    };
+    let cases = [
+        ("file", Links::Refuse, "ok"),
+        ("link", Links::Follow, "ok"),
+        ("link", Links::Refuse, "ELOOP"),
+        ("dangling", Links::Follow, "ENOENT"),
+        ("dangling", Links::Refuse, "ELOOP"),
+        ("dir", Links::Follow, "EISDIR"),
+        ("fifo", Links::Follow, "EFTYPE"),
+        ("socket", Links::Follow, "ENXIO"),
+        ("zero", Links::Follow, "EFTYPE"),
+        ("zero", Links::Refuse, "ELOOP"),
+    ];
+    for (name, links, want) in cases {
+        assert_eq!(code(name, links), want, "{name} {links:?}");
+    }
+    let err = FsError::new(open_regular(&at("fifo"), Links::Follow).expect_err("fifo"), "open", &at("fifo"));
+    assert_eq!(err.to_string(), format!("EFTYPE: inappropriate file type or format, open '{}'", at("fifo").display()));
+    assert_eq!(err.errno(), -4028);
+    for name in ["link", "dangling", "fifo", "dir"] {
+        let err = open_regular_to_append(&at(name)).expect_err(name);
+        assert!(matches!(FsError::new(err, "open", &at(name)).code().as_ref(), "ELOOP" | "EFTYPE" | "EISDIR"), "{name}");
+        assert_eq!(create_to_append(&at(name)).expect_err(name).kind(), io::ErrorKind::AlreadyExists, "{name}");
+    }
+    assert!(!at("nowhere").exists(), "nothing created through the dangling link");
+    assert!(Dir::open(&at("fifo")).is_err(), "a FIFO is no directory, and opening it does not wait");
 }
 
 #[test]
@@ -273,19 +356,6 @@ fn sys_dir_stat_agrees_with_a_stat_by_path() {
     assert_eq!(d.stat("b.jsonl").expect_err("missing").kind(), io::ErrorKind::NotFound);
     assert!(!FileInfo::of_path(&dir.0).expect("dir").is_file);
 }
-
-#[test]
-#[cfg(target_os = "linux")]
-fn sys_write_lease_only_for_the_sole_opener() {
-    let s = Scratch::new("lease");
-    let file = fs::OpenOptions::new().write(true).create(true).truncate(true).open(&s.0).expect("create");
-    drop(write_lease(&file).expect("nobody else has it open"));
-    let other = File::open(&s.0).expect("reader");
-    assert!(write_lease(&file).is_err(), "refused while a reader has it open");
-    drop(other);
-    drop(write_lease(&file).expect("granted again"));
-}
-
 
 #[test]
 fn sys_time_helpers() {

@@ -8,7 +8,7 @@ use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
 use super::uv::UvError;
-use super::{FileId, FileInfo, FileStamp};
+use super::{FileId, FileInfo, FileStamp, Links};
 
 /// `kill(pid, 0)` fails with ESRCH only when no process or group has that id.
 pub(crate) fn signal_zero_finds(pid: i32) -> bool {
@@ -34,6 +34,7 @@ fn info_of(m: &fs::Metadata) -> FileInfo {
         mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
         links: m.nlink(),
         is_file: m.is_file(),
+        is_dir: m.is_dir(),
     }
 }
 
@@ -80,28 +81,30 @@ pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
-/// An existing file opened for writing, never through a symlink
-/// (`O_NOFOLLOW`: a link at the name fails with ELOOP), and never waiting
-/// on another process's write lease (`O_NONBLOCK`: EWOULDBLOCK at once).
-pub(crate) fn open_to_rewrite(path: &Path) -> io::Result<File> {
-    OpenOptions::new().write(true).custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK).open(path)
+/// Never blocks on a FIFO and never takes a terminal as the controlling
+/// one; `O_NOFOLLOW` when links are refused (a link is then `ELOOP`).
+fn no_wait(links: Links) -> libc::c_int {
+    let follow = if links == Links::Refuse { libc::O_NOFOLLOW } else { 0 };
+    libc::O_NONBLOCK | libc::O_NOCTTY | follow
 }
 
-/// A file opened for reading without waiting on another process's write
-/// lease (`O_NONBLOCK`, which regular files otherwise ignore; a FIFO planted
-/// at the name does not block the open either).
-pub(crate) fn open_to_read(path: &Path) -> io::Result<File> {
-    OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)
+pub(crate) fn open_to_read(path: &Path, links: Links) -> io::Result<File> {
+    OpenOptions::new().read(true).custom_flags(no_wait(links)).open(path)
+}
+
+pub(crate) fn open_to_append(path: &Path) -> io::Result<File> {
+    OpenOptions::new().read(true).append(true).custom_flags(no_wait(Links::Refuse)).open(path)
+}
+
+/// `O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0o666 less the umask as Node's.
+pub(crate) fn create_to_append(path: &Path) -> io::Result<File> {
+    OpenOptions::new().read(true).append(true).create_new(true).custom_flags(no_wait(Links::Refuse)).open(path)
 }
 
 /// `rename(2)` replaces the target atomically; readers that have the old file
 /// open keep reading it.
 pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
     fs::rename(from, to)
-}
-
-pub(crate) fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
-    file.write_all_at(bytes, offset)
 }
 
 pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
@@ -113,8 +116,10 @@ pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Res
 pub(crate) struct Dir(File);
 
 impl Dir {
+    /// `O_DIRECTORY`: anything else at the path (a FIFO included) is
+    /// ENOTDIR, without waiting.
     pub(crate) fn open(path: &Path) -> io::Result<Dir> {
-        File::open(path).map(Dir)
+        OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK).open(path).map(Dir)
     }
 
     pub(crate) fn stat(&self, name: &str) -> io::Result<FileInfo> {
@@ -136,6 +141,7 @@ impl Dir {
             mtime_ns: i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec),
             links: st.st_nlink as u64,
             is_file: st.st_mode & libc::S_IFMT == libc::S_IFREG,
+            is_dir: st.st_mode & libc::S_IFMT == libc::S_IFDIR,
         };
         Ok(info)
     }
@@ -158,6 +164,7 @@ pub(crate) fn uv_errno(name: &str) -> i32 {
         None => match name {
             "EOF" => -4095,
             "ECHARSET" => -4080,
+            "EFTYPE" => -4028,
             _ => -4094, // UNKNOWN
         },
     }

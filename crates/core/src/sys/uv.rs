@@ -28,6 +28,9 @@ impl UvError {
     /// otherwise the name that fits its kind (errors made in Rust, such as a
     /// lock wait that ran out).
     pub(crate) fn of(err: &io::Error) -> UvError {
+        if let Some(code) = err.get_ref().and_then(|e| e.downcast_ref::<super::error::NodeCode>()) {
+            return UvError::named(code.0);
+        }
         match err.raw_os_error() {
             Some(raw) => os::uv_error(raw),
             None => UvError::named(name_for_kind(err.kind())),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use windows_sys::Win32::Foundation::*;
 use windows_sys::Win32::Storage::FileSystem::{
-    GetFileInformationByHandle, LockFileEx, UnlockFileEx, BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_DIRECTORY,
+    GetFileInformationByHandle, LockFileEx, UnlockFileEx, BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
     FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY, LOCK_FILE_FLAGS,
 };
 use windows_sys::Win32::System::Threading::{
@@ -19,7 +19,7 @@ use windows_sys::Win32::System::Threading::{
 use windows_sys::Win32::System::IO::{OVERLAPPED, OVERLAPPED_0, OVERLAPPED_0_0};
 
 use super::uv::UvError;
-use super::{FileId, FileInfo, FileStamp};
+use super::{FileId, FileInfo, FileStamp, Links};
 
 /// libuv's `uv_kill(pid, 0)`: pid 0 is this process; otherwise the process
 /// is opened (as for a kill) and counts as gone only when Windows says no
@@ -115,6 +115,7 @@ pub(crate) fn file_info(file: &File) -> io::Result<FileInfo> {
         mtime_ns: (i128::from(filetime_100ns(info.ftLastWriteTime)) - FILETIME_UNIX_EPOCH_100NS) * 100,
         links: u64::from(info.nNumberOfLinks),
         is_file: info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY == 0,
+        is_dir: info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY != 0,
     })
 }
 
@@ -184,14 +185,6 @@ pub(crate) fn unlock(file: &File) -> io::Result<()> {
     Ok(())
 }
 
-/// Windows has no file leases: the snapshot file is replaced by rename.
-pub(crate) fn write_lease(_file: &File) -> io::Result<()> {
-    Err(io::Error::from(io::ErrorKind::Unsupported))
-}
-
-/// Never reached: no lease is ever granted here.
-pub(crate) fn release_lease(_file: &File) {}
-
 /// `CREATE_NEW`; std adds `FILE_FLAG_OPEN_REPARSE_POINT` to it, so a link
 /// planted at the name is not followed.
 pub(crate) fn create_new(path: &Path) -> io::Result<File> {
@@ -203,16 +196,36 @@ pub(crate) fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// An existing file opened for writing. A symlink is followed: nothing is
-/// rewritten in place on Windows (the write lease is always refused), so a
-/// file opened here is only ever closed again.
-pub(crate) fn open_to_rewrite(path: &Path) -> io::Result<File> {
-    OpenOptions::new().write(true).open(path)
+/// Windows has no FIFOs or devices in the file system to wait on; a
+/// refused link is opened as the link itself (`FILE_FLAG_OPEN_REPARSE_POINT`)
+/// and then refused as `ELOOP` would be on unix.
+pub(crate) fn open_to_read(path: &Path, links: Links) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    refuse_links(options, path, links)
 }
 
-/// A file opened for reading (Windows has no leases to wait on).
-pub(crate) fn open_to_read(path: &Path) -> io::Result<File> {
-    File::open(path)
+pub(crate) fn open_to_append(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true).append(true);
+    refuse_links(options, path, Links::Refuse)
+}
+
+/// `CREATE_NEW`, which std opens with `FILE_FLAG_OPEN_REPARSE_POINT`: a link
+/// at the name is never followed.
+pub(crate) fn create_to_append(path: &Path) -> io::Result<File> {
+    OpenOptions::new().read(true).append(true).create_new(true).open(path)
+}
+
+fn refuse_links(mut options: OpenOptions, path: &Path, links: Links) -> io::Result<File> {
+    if links == Links::Follow {
+        return options.open(path);
+    }
+    let file = options.custom_flags(FILE_FLAG_OPEN_REPARSE_POINT).open(path)?;
+    if handle_info(&file)?.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        return Err(io::Error::from_raw_os_error(ERROR_CANT_RESOLVE_FILENAME as i32));
+    }
+    Ok(file)
 }
 
 /// How often a rename over a busy target is tried before giving up.
@@ -239,22 +252,6 @@ pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
 
 fn is_busy(e: &io::Error) -> bool {
     matches!(e.raw_os_error().map(|c| c as u32), Some(ERROR_ACCESS_DENIED | ERROR_SHARING_VIOLATION))
-}
-
-/// `seek_write` loops; note that on Windows it also moves the file cursor.
-pub(crate) fn write_all_at(file: &File, mut bytes: &[u8], mut offset: u64) -> io::Result<()> {
-    while !bytes.is_empty() {
-        match file.seek_write(bytes, offset) {
-            Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
-            Ok(n) => {
-                bytes = &bytes[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// `seek_read` loops; it moves the file cursor too.
