@@ -18,15 +18,23 @@ const skip = refStore ? false : 'reference comparison skipped: QUIVER_REFERENCE_
 
 /**
  * Runs `calls` for each implementation in the same fresh project (a
- * directory holding `.git`), emptied in between: lock names hash the path.
+ * directory holding `.git`), emptied in between, as the working directory:
+ * lock names hash the path.
  */
 function inOneProject(t, impls, calls) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-conventions-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const cwd = process.cwd();
   return impls.map((impl) => {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(path.join(dir, '.git'), { recursive: true });
-    return calls(impl, dir);
+    // Calls without a usable cwd option work in process.cwd(): the project too.
+    process.chdir(dir);
+    try {
+      return calls(impl, dir);
+    } finally {
+      process.chdir(cwd);
+    }
   });
 }
 

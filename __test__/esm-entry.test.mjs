@@ -43,13 +43,16 @@ test('require, then import: one instance', () => {
   assert.deepEqual(JSON.parse(out), [true, true]);
 });
 
-test("an error thrown by the wrapper names index.js in its stack", () => {
+test("an error thrown by the wrapper names index.js in its stack", (t) => {
+  // The store makes its sessions directory under cwd: a project of its own.
+  const project = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-esm-stack-'));
+  t.after(() => fs.rmSync(project, { recursive: true, force: true }));
   const out = node(script(`
     const { createLiveSessionStore } = await import(${JSON.stringify(ENTRY_URL)});
     try { createLiveSessionStore({ cwd: process.cwd() }).getSnapshot('a/b'); } catch (error) {
       console.log(JSON.stringify([error.message, error.stack.includes(${JSON.stringify(path.join(PACKAGE_DIR, 'index.js'))})]));
     }
-  `));
+  `), { cwd: project });
   assert.deepEqual(JSON.parse(out), ['invalid session id: a/b', true]);
 });
 

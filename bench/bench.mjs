@@ -406,9 +406,9 @@ async function alternate(contenders, rounds = CFG.rounds, warmup = 1) {
  *   appended to, snapshot file overwritten in place), `inPlace`; and
  *   rendering those bytes from the model, `render`. µs per append.
  * - `probeFloor('replay', { journal })`: per event of that journal, validating
- *   each line (`validate`, the least a replay must do), serde_json value trees
- *   (`serde`), this package's parser (`ours`), its whole replay (`replay`) and
- *   the reducer alone (`reduce`). µs per event.
+ *   each line (`validate`, the least a replay must do), this package's parser
+ *   (`ours`), its whole replay (`replay`) and the reducer alone (`reduce`).
+ *   µs per event.
  * - `probeFloor('read', { sessions })`: per session of that sessions directory,
  *   a `stat` of its journal and a read of its snapshot file (`read`). µs per
  *   session.
@@ -426,8 +426,8 @@ function probeFloor(kind, input) {
   } else if (kind === 'replay') {
     arg = input.journal;
     keys = {
-      serde: 'parse_serde_value_us_per_event', validate: 'validate_us_per_event', ours: 'ours_parse_us_per_event',
-      replay: 'replay_us_per_event', reduce: 'reduce_us_per_event',
+      validate: 'validate_us_per_event', ours: 'ours_parse_us_per_event', replay: 'replay_us_per_event',
+      reduce: 'reduce_us_per_event',
     };
   } else if (kind === 'read') {
     arg = input.sessions;
@@ -729,11 +729,11 @@ async function wReplay(impls) {
   row(`cold replay, ${n.toLocaleString('en-US')} events (µs/event)`, {
     old: res.js && res.js / n, native: res.native / n, target: { ratio: 4 },
     // Validation alone: every line must at least be checked (a bad one becomes a diagnostic).
-    floor: floor ? `${fmt(floor.validate)} (a value tree per line, serde_json: ${fmt(floor.serde)})` : null, floorValue: floor?.validate ?? null,
+    floor: floor ? fmt(floor.validate) : null, floorValue: floor?.validate ?? null,
   });
   if (floor) {
-    NOTES.push(`cold replay floor (probeFloor replay, same journal): validating each line ${fmt(floor.validate)} µs/event; serde_json value trees ` +
-      `${fmt(floor.serde)}; this package's parser ${fmt(floor.ours)}; its whole replay ${fmt(floor.replay)} (no Node-API), of which the reducer ` +
+    NOTES.push(`cold replay floor (probeFloor replay, same journal): validating each line ${fmt(floor.validate)} µs/event; ` +
+      `this package's parser ${fmt(floor.ours)}; its whole replay ${fmt(floor.replay)} (no Node-API), of which the reducer ` +
       `alone ${fmt(floor.reduce)}.`);
   }
   const expect = phaseAfterLong(id, n);

@@ -94,15 +94,14 @@ fn append(dir: &Path) {
 }
 
 /// Per event of a journal: validating each line (the least a replay must
-/// do), serde_json value trees, this crate's parser, its whole replay
-/// through a store, and the reducer alone on lines parsed beforehand.
+/// do), this crate's parser, its whole replay through a store, and the
+/// reducer alone on lines parsed beforehand.
 fn replay(journal: &Path) {
     let text = fs::read_to_string(journal).expect("journal");
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let n = lines.len();
     let per_event = |f: &mut dyn FnMut()| median_us(1, f) / n as f64;
     let validate = per_event(&mut || lines.iter().for_each(|l| drop(std::hint::black_box(json::skim::top_level_members(l)))));
-    let serde = per_event(&mut || lines.iter().for_each(|l| drop(std::hint::black_box(serde_json::from_str::<serde_json::Value>(l)))));
     let ours = per_event(&mut || lines.iter().for_each(|l| drop(std::hint::black_box(json::parse(l)))));
     let entries: Vec<Value> = lines.iter().filter_map(|l| json::parse(l).ok()).collect();
     let reduce = per_event(&mut || {
@@ -120,7 +119,7 @@ fn replay(journal: &Path) {
     });
     let _ = fs::remove_dir_all(&scratch);
     println!(
-        "replay-floor validate_us_per_event={validate:.3} parse_serde_value_us_per_event={serde:.3} \
+        "replay-floor validate_us_per_event={validate:.3} \
          ours_parse_us_per_event={ours:.3} replay_us_per_event={whole:.3} reduce_us_per_event={reduce:.3}"
     );
 }

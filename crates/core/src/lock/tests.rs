@@ -370,9 +370,9 @@ fn lock_parse_held_matches_node() {
         const p=typeof h.pid==='number'?String(h.pid):'-';\
         return 'R '+p+' '+(typeof h.token==='string'?h.token:'-')});\
         console.log(JSON.stringify(out))";
-    let arg = serde_json::to_string(&cases[..]).expect("cases");
-    let Some(stdout) = sys::node_eval(script, &[&arg]) else { return };
-    let theirs: Vec<String> = serde_json::from_slice(&stdout).expect("node output");
+    let arg = sys::json_strings(&cases[..]);
+    let Some(output) = sys::node_eval_json(script, &[&arg]) else { return };
+    let theirs = sys::strings_of(&output);
     assert_eq!(theirs.len(), cases.len());
     for ((case, a), b) in cases.iter().zip(&ours).zip(&theirs) {
         assert_eq!(a, b, "case {case:?}");

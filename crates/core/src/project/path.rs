@@ -362,22 +362,24 @@ mod tests {
     /// The same cases against the Node on PATH, when there is one.
     #[test]
     fn win32_resolve_matches_node() {
-        let cases: Vec<serde_json::Value> = WIN32_CASES
+        use crate::sys::{json_quote, json_strings};
+        let cases: Vec<String> = WIN32_CASES
             .iter()
             .map(|(setting, args, _)| {
                 let (cwd, drives) = CWDS[*setting];
-                let env: serde_json::Map<String, serde_json::Value> =
-                    drives.iter().map(|(d, p)| (format!("={d}"), serde_json::Value::from(*p))).collect();
-                serde_json::json!({ "cwd": cwd, "env": env, "args": args })
+                let env: Vec<String> =
+                    drives.iter().map(|(d, p)| format!("{}:{}", json_quote(&format!("={d}")), json_quote(p))).collect();
+                format!(r#"{{"cwd":{},"env":{{{}}},"args":{}}}"#, json_quote(cwd), env.join(","), json_strings(args))
             })
             .collect();
         let script = "const path=require('path');const out=[];\
             for(const c of JSON.parse(process.argv[1])){process.cwd=()=>c.cwd;\
             Object.defineProperty(process,'env',{value:c.env,configurable:true,writable:true});\
             out.push(path.win32.resolve(...c.args))}process.stdout.write(JSON.stringify(out))";
-        let arg = serde_json::to_string(&cases).expect("cases");
-        let Some(stdout) = crate::sys::node_eval(script, &[&arg]) else { return };
-        let theirs: Vec<String> = serde_json::from_slice(&stdout).expect("node output");
+        let arg = format!("[{}]", cases.join(","));
+        let Some(output) = crate::sys::node_eval_json(script, &[&arg]) else { return };
+        let theirs = crate::sys::strings_of(&output);
+        assert_eq!(theirs.len(), WIN32_CASES.len());
         for ((setting, args, _), node) in WIN32_CASES.iter().zip(&theirs) {
             assert_eq!(&win32_resolve(*setting, args), node, "path.win32.resolve({args:?}) in setting {setting}");
         }

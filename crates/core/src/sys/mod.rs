@@ -525,5 +525,35 @@ pub(crate) fn node_eval(script: &str, args: &[&str]) -> Option<Vec<u8>> {
     Some(out.stdout)
 }
 
+/// [`node_eval`] for a script that prints one JSON value: that value.
+#[cfg(test)]
+pub(crate) fn node_eval_json(script: &str, args: &[&str]) -> Option<crate::js::Value> {
+    let stdout = node_eval(script, args)?;
+    let text = std::str::from_utf8(&stdout).expect("node prints UTF-8");
+    Some(crate::js::json::parse(text).expect("node prints JSON"))
+}
+
+/// The JSON text of a list of strings, an argument for [`node_eval`].
+#[cfg(test)]
+pub(crate) fn json_strings<S: AsRef<str>>(items: &[S]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| json_quote(s.as_ref())).collect();
+    format!("[{}]", quoted.join(","))
+}
+
+/// `s` as a JSON string literal.
+#[cfg(test)]
+pub(crate) fn json_quote(s: &str) -> String {
+    let mut out = String::new();
+    crate::js::json::write_string(&mut out, &crate::js::JsStr::from(s));
+    out
+}
+
+/// The strings of a JSON array of strings (lone surrogates made U+FFFD).
+#[cfg(test)]
+pub(crate) fn strings_of(v: &crate::js::Value) -> Vec<String> {
+    let crate::js::Value::Array(items) = v else { panic!("not an array: {v:?}") };
+    items.iter().map(|s| s.as_js_str().expect("a string").to_lossy()).collect()
+}
+
 #[cfg(test)]
 mod tests;
