@@ -217,8 +217,9 @@ function withSourceLockSync(file, owner, fn, { cwd = process.cwd(), waitMs = 0, 
   const absFile = path.resolve(cwd, file);
   const deadline = Date.now() + Math.max(0, Number(waitMs) || 0);
   const ownerJson = JSON.stringify(owner);
+  const fileJson = JSON.stringify(absFile);
   let token;
-  while ((token = native.tryLock(lockPath, ownerJson, absFile)) === null) {
+  while ((token = native.tryLock(lockPath, ownerJson, fileJson)) === null) {
     if (Date.now() >= deadline) {
       const locked = new Error('source_locked');
       locked.code = 'SOURCE_LOCKED';
