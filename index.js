@@ -76,15 +76,26 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
   }
 
   /**
-   * Writes a snapshot file the addon left unwritten because the snapshot
-   * nests deeply: only once V8 stringifies it here, so that where the old
-   * module's `JSON.stringify` of it throws (RangeError: Maximum call stack
-   * size exceeded, at a depth that depends on this thread's stack), this
-   * throws the same and writes nothing.
+   * Writes a snapshot file the addon left for V8 to render (`awaited` is
+   * `[journalBytes, nextSeq]`): the snapshot holds values only V8 can
+   * stringify, or nests deeper than the addon writes unchecked. This is the
+   * old module's own `JSON.stringify(payload, null, 2)` of the very objects
+   * it holds, so `toJSON` and getters run, and where it throws (a RangeError
+   * past V8's depth, a throwing `toJSON`) it throws the same, writes
+   * nothing, and the session's cached state is dropped: the old module's
+   * cache then still describes the journal before this append, so its next
+   * read replays the journal, and so does this store's.
    */
-  function persistChecked(id, version, snapshot) {
-    JSON.stringify(snapshot, null, 2);
-    native.storePersist(store, id, version);
+  function persist(id, version, snapshot, awaited) {
+    let text;
+    try {
+      text = JSON.stringify({ ...snapshot, __journalBytes: awaited[0], __nextSeq: awaited[1] }, null, 2) + '\n';
+    } catch (err) {
+      handedOut.delete(id);
+      native.storeDropUnrendered(store, id);
+      throw err;
+    }
+    native.storePersist(store, id, version, text);
   }
 
   return {
@@ -97,11 +108,10 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       if (!event.type || typeof event.type !== 'string') throw new Error('event type required');
       const normalized = { ...event, id };
       sessionFileId(id);
-      let ts, entry;
-      exotic = false;
+      let ts, entry, exotic;
       try {
         ts = new Date().toISOString();
-        entry = renderEntry({ seq: 0, id, type: normalized.type, ts, event: normalized });
+        [entry, exotic] = renderEntry({ seq: 0, id, type: normalized.type, ts, event: normalized });
       } catch (err) {
         // The old module reads the session before it stamps and renders the
         // entry, so a refused event still leaves that state cached.
@@ -112,12 +122,12 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       // value when its JSON text would lose something, else parse the text.
       const base = handedOut.get(id);
       const baseVersion = base ? base.version : -1;
-      const [version, payload, deep] = exotic
+      const [version, payload, awaited] = exotic
         ? native.storeAppend(store, id, normalized, entry, ts, baseVersion)
         : native.storeAppendJson(store, id, entry, baseVersion);
       const snapshot = materialize(payload, base?.snapshot);
-      if (deep) persistChecked(id, version, snapshot);
       handedOut.set(id, { version, snapshot });
+      if (awaited) persist(id, version, snapshot, awaited);
       return snapshot;
     },
     has(id) {
@@ -127,9 +137,9 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
     getSnapshot,
     flush(id = sessionId) {
       if (!id) throw new Error('session id required');
-      const [version, deep] = native.storeFlush(store, sessionFileId(id));
+      const [version, awaited] = native.storeFlush(store, sessionFileId(id));
       const snapshot = current(id, version);
-      if (deep) persistChecked(id, version, snapshot);
+      if (awaited) persist(id, version, snapshot, awaited);
       return snapshot;
     },
     listActiveSessions() {
@@ -139,38 +149,36 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
   };
 }
 
-/** Whether the last entry rendered held a value its JSON text drops or changes. */
-let exotic = false;
-
 /**
- * The entry's JSON text, noting values its text drops or changes. The
- * replacer costs V8 stack per level: where a deep event exhausts it but
- * `JSON.stringify` alone (the old module's call) does not, that text is used
- * and the event is read value by value, which takes any depth. (Getters and
- * `toJSON` then run twice, only for such an event.)
+ * The entry's JSON text, and whether it holds a value the text drops or
+ * changes. The replacer costs V8 stack per level: where a deep event
+ * exhausts it but `JSON.stringify` alone (the old module's call) does not,
+ * that text is used and the event is read value by value, which takes any
+ * depth. (Getters and `toJSON` then run twice, only for such an event.)
+ * The flag is local to the call: a getter may append another event midway.
  */
 function renderEntry(entry) {
+  let exotic = false;
+  const note = (_key, value) => {
+    if (!exotic && jsonLoses(value)) exotic = true;
+    return value;
+  };
   try {
-    return JSON.stringify(entry, noteExotic);
+    return [JSON.stringify(entry, note), exotic];
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
-    const text = JSON.stringify(entry);
-    exotic = true;
-    return text;
+    return [JSON.stringify(entry), true];
   }
 }
 
-/** A `JSON.stringify` replacer that changes nothing and notes such values. */
-function noteExotic(_key, value) {
-  if (
+/** Whether JSON text drops or changes `value`. */
+function jsonLoses(value) {
+  return (
     value === undefined ||
     typeof value === 'function' ||
     typeof value === 'symbol' ||
     (typeof value === 'number' && (value !== value || value === Infinity || value === -Infinity || (value === 0 && 1 / value < 0)))
-  ) {
-    exotic = true;
-  }
-  return value;
+  );
 }
 
 /**

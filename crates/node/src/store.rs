@@ -87,31 +87,47 @@ pub fn store_read(env: Env, store: &Handle, id: String) -> Result<f64> {
 }
 
 /// Re-derives the session from its journal and rewrites its snapshot
-/// file; returns `[version, whether the file awaits a depth check]`
-/// (see [`store_persist`]).
+/// file; returns `[version, what its file awaits]` (see [`store_persist`]).
 #[napi]
-pub fn store_flush(env: Env, store: &Handle, id: String) -> Result<(f64, bool)> {
+pub fn store_flush(env: Env, store: &Handle, id: String) -> Result<(f64, Option<Vec<f64>>)> {
     let js = Js::new(env.raw());
     let version = store.answered(js, |state, answers| state.store.flush(&id, answers).map(|v| v.version as f64))?;
-    Ok((version, store.state(js)?.store.awaits_depth_check(&id)))
+    Ok((version, awaited_render(&*store.state(js)?, &id)))
 }
 
-/// Writes the snapshot file of `version`, which an append or a flush
-/// left unwritten because it nests deeper than is written unchecked: the
-/// wrapper calls this once V8's own `JSON.stringify` of the snapshot has
-/// succeeded (where it throws, the old module's write threw the same).
+/// `[__journalBytes, __nextSeq]` when the snapshot file of the session's
+/// current state is left for V8 to render (see [`store_persist`]), else
+/// `None`.
+fn awaited_render(state: &State, id: &str) -> Option<Vec<f64>> {
+    state.store.awaited_render(id).map(|(bytes, next_seq)| vec![bytes as f64, next_seq])
+}
+
+/// Writes the snapshot file of `version`, which an append or a flush left
+/// for V8 to render: `text` is the wrapper's `JSON.stringify` of the
+/// snapshot with its two bookkeeping keys, as the old module writes it.
+/// Where that throws, the wrapper calls [`store_drop_unrendered`] instead.
 #[napi]
-pub fn store_persist(env: Env, store: &Handle, id: String, version: f64) -> Result<()> {
+pub fn store_persist(env: Env, store: &Handle, id: String, version: f64, text: String) -> Result<()> {
     let js = Js::new(env.raw());
     let mut state = store.state(js)?;
-    state.store.persist_checked(&id, version as u64).map_err(|e| errors::throw_store(js, &e))?;
+    state.store.persist_rendered(&id, version as u64, &text).map_err(|e| errors::throw_store(js, &e))?;
+    Ok(())
+}
+
+/// Drops the cached state of a session whose snapshot file V8 could not
+/// render, so the next read re-derives it from the journal, as the old
+/// module's does.
+#[napi]
+pub fn store_drop_unrendered(env: Env, store: &Handle, id: String) -> Result<()> {
+    let js = Js::new(env.raw());
+    store.state(js)?.store.drop_unrendered(&id);
     Ok(())
 }
 
 /// Journals `{ ...event, id }` as `entry` (`JSON.stringify` of the whole
 /// entry with `seq: 0`, which is replaced), stamped `ts`. Returns
-/// `[version, snapshot payload against base, whether the snapshot file
-/// awaits a depth check]` (see [`store_snapshot`] and [`store_persist`]).
+/// `[version, snapshot payload against base, what the snapshot file
+/// awaits]` (see [`store_snapshot`] and [`store_flush`]).
 #[napi]
 pub fn store_append<'a>(env: &'a Env, store: &Handle, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
@@ -191,8 +207,8 @@ impl NativeStore {
         Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the journal kept changing while it was read; nothing was written"))
     }
 
-    /// Appends, and returns `[version, payload against base, awaits a
-    /// depth check]`. Once the line is written the event is gone, and a
+    /// Appends, and returns `[version, payload against base, what the
+    /// snapshot file awaits]`. Once the line is written the event is gone, and a
     /// run that still needs answers finishes as a flush, which derives the
     /// same state from the journal and writes the snapshot file.
     fn append_event(&self, js: Js, id: &str, event: NewEvent, base: f64) -> JsResult<napi_value> {
@@ -202,8 +218,11 @@ impl NativeStore {
             view.map(|v| v.version as f64)
         })?;
         let mut state = self.state(js)?;
-        let deep = state.store.awaits_depth_check(id);
-        let result = js.array(&[js.number(version)?, state.payload_for(js, id, base)?, js.boolean(deep)?])?;
+        let awaited = match state.store.awaited_render(id) {
+            Some((bytes, next_seq)) => js.array(&[js.number(bytes as f64)?, js.number(next_seq)?])?,
+            None => js.null()?,
+        };
+        let result = js.array(&[js.number(version)?, state.payload_for(js, id, base)?, awaited])?;
         state.sweep_kept(js);
         Ok(result)
     }
