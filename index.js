@@ -6,6 +6,7 @@
 // module. The native binding does the files, the journal and the reducer.
 
 const path = require('node:path');
+const { isProxy } = require('node:util').types;
 const native = require('./binding.js');
 
 const SCHEMA = native.schema();
@@ -51,7 +52,7 @@ function sessionFileId(id) {
 }
 
 function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}) {
-  const [store, rootDir, legacyRootDir] = native.storeOpen(projectRoot(cwd), !!durable);
+  const [store, rootDir, legacyRootDir] = native.storeOpen(projectRoot(cwd), !!durable, HOST_OPS);
   // The object last handed out per session, with the native version it
   // shows: an unchanged session returns the same object, as the old
   // module's cache does.
@@ -150,17 +151,20 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
 }
 
 /**
- * The entry's JSON text, and whether it holds a value the text drops or
- * changes. The replacer costs V8 stack per level: where a deep event
- * exhausts it but `JSON.stringify` alone (the old module's call) does not,
- * that text is used and the event is read value by value, which takes any
- * depth. (Getters and `toJSON` then run twice, only for such an event.)
- * The flag is local to the call: a getter may append another event midway.
+ * The entry's JSON text, and whether the text says less than the event:
+ * it holds a value JSON drops or changes, or one that is not plain data
+ * (see `plainData`), which the old module holds by reference and coerces
+ * with V8's operators. Such an event is read value by value. The replacer
+ * costs V8 stack per level: where a deep event exhausts it but
+ * `JSON.stringify` alone (the old module's call) does not, that text is used
+ * and the event is read value by value, which takes any depth. (Getters and
+ * `toJSON` then run twice, only for such an event.) The flag is local to
+ * the call: a getter may append another event midway.
  */
 function renderEntry(entry) {
   let exotic = false;
   const note = (_key, value) => {
-    if (!exotic && jsonLoses(value)) exotic = true;
+    if (!exotic && (typeof value === 'object' && value !== null ? !plainData(value) : jsonLoses(value))) exotic = true;
     return value;
   };
   try {
@@ -171,7 +175,7 @@ function renderEntry(entry) {
   }
 }
 
-/** Whether JSON text drops or changes `value`. */
+/** Whether JSON text drops or changes a value that is not an object. */
 function jsonLoses(value) {
   return (
     value === undefined ||
@@ -180,6 +184,56 @@ function jsonLoses(value) {
     (typeof value === 'number' && (value !== value || value === Infinity || value === -Infinity || (value === 0 && 1 / value < 0)))
   );
 }
+
+/**
+ * Whether the object `v` is plain data: what its JSON text and a copy of it
+ * say is all V8 would ever make of it. Not a Proxy; an ordinary object or
+ * array; every own property an enumerable data property, none of them a
+ * conversion (`toJSON`, `valueOf`, `toString`, `Symbol.toPrimitive`); no
+ * array holes or extra properties; and no object among its values that
+ * converts itself to JSON (`toJSON` runs before a replacer sees the value).
+ * It runs none of the caller's code. Anything else is held by reference
+ * and asked of V8 (see `HOST_OPS`).
+ */
+function plainData(v) {
+  if (isProxy(v)) return false;
+  const array = Array.isArray(v);
+  if (Object.getPrototypeOf(v) !== (array ? Array.prototype : Object.prototype)) return false;
+  const keys = Reflect.ownKeys(v);
+  if (array && keys.length !== v.length + 1) return false;
+  for (const key of keys) {
+    if (typeof key !== 'string' || CONVERSIONS.has(key)) return false;
+    const own = Reflect.getOwnPropertyDescriptor(v, key);
+    if (!own.enumerable) {
+      if (array && key === 'length') continue;
+      return false;
+    }
+    if (!('value' in own)) return false;
+    const x = own.value;
+    if (typeof x === 'object' && x !== null && (isProxy(x) || !ORDINARY.has(Object.getPrototypeOf(x)) || Object.hasOwn(x, 'toJSON'))) return false;
+  }
+  return true;
+}
+
+const CONVERSIONS = new Set(['toJSON', 'valueOf', 'toString']);
+const ORDINARY = new Set([Object.prototype, Array.prototype]);
+
+/**
+ * What the addon asks V8 to run on values only V8 can interpret (the
+ * reducer's `Number()`, `>=`, property keys and spreads, as the old
+ * module's `applyEvent` runs them), and the two helpers it needs for that:
+ * `plainData` to tell what it may read as data, `materialize` to build its
+ * operands. One frozen object: nothing here holds state.
+ */
+const HOST_OPS = Object.freeze({
+  plainData,
+  materialize: (payload) => materialize(payload),
+  number: (x) => Number(x),
+  greaterOrEqual: (a, b) => a >= b,
+  propertyKey: (x) => Reflect.ownKeys({ [x]: 0 })[0],
+  spreadObject: (x) => ({ ...x }),
+  arrayItems: (x) => (Array.isArray(x) ? [...x] : null),
+});
 
 /**
  * A snapshot from its native payload (see the binding's `snapshot`): the
@@ -197,7 +251,10 @@ function materialize(payload, previous) {
 
 const CHANGED_FIELDS = 1;
 
-/** Puts back what JSON cannot carry; each patch is `[path, code, ...args]`. */
+/**
+ * Puts back what JSON cannot carry; each patch is `[path, code, ...args]`.
+ * An empty path is the root itself (a value built on its own).
+ */
 function patched(root, patches, kept) {
   for (const [steps, code, ...args] of patches) {
     const last = steps.length - 1;
@@ -208,7 +265,9 @@ function patched(root, patches, kept) {
       Object.setPrototypeOf(owner, patched(JSON.parse(args[0]), args[1], kept));
       continue;
     }
-    target[steps[last]] = SPECIAL[code] ?? kept[args[0]];
+    const value = code in SPECIAL ? SPECIAL[code] : kept[args[0]];
+    if (last < 0) root = value;
+    else target[steps[last]] = value;
   }
   return root;
 }

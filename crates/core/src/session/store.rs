@@ -33,6 +33,10 @@ pub enum StoreError {
     Fs(FsError),
     /// The host (JavaScript) threw; its exception is the one to report.
     Thrown,
+    /// The reducer ran the caller's code through the host (see
+    /// [`Host::ask`]), which threw the host value with this handle: the one
+    /// to throw.
+    HostThrew(u32),
     /// The operation needs answers from JavaScript it was not given (see
     /// [`crate::session::answers`]); nothing derived from its placeholders
     /// was kept or written. Ask, then run it again.
@@ -50,7 +54,7 @@ impl std::fmt::Display for StoreError {
         match self {
             StoreError::Message(m) | StoreError::Type(m) => f.write_str(m),
             StoreError::Fs(e) => e.fmt(f),
-            StoreError::Thrown => f.write_str("the host threw an exception"),
+            StoreError::Thrown | StoreError::HostThrew(_) => f.write_str("the host threw an exception"),
             StoreError::Unanswered => f.write_str("questions for the host are open"),
         }
     }
@@ -416,7 +420,9 @@ impl Store {
         let seq = derived.map_or(1.0, |d| d.next_seq);
         let known_clean = derived.is_some_and(|d| d.clean_tail && d.key == before);
         let torn = !known_clean && !journal::ends_with_newline(&file, before.size as u64).at("read", &primary)?;
-        let line = entry_line(seq, event.as_ref().ok_or_else(state_missing)?, torn)?;
+        let pending = event.as_ref().ok_or_else(state_missing)?;
+        self.ask_before_writing(id, seq, pending, host)?;
+        let line = entry_line(seq, pending, torn)?;
         #[cfg(test)]
         if let Some(hook) = &self.before_write {
             hook();
@@ -440,6 +446,30 @@ impl Store {
         drop(file);
         self.persist_snapshot(id)?;
         Ok(self.view(id))
+    }
+
+    /// An event holding the caller's values only V8 can interpret, or one
+    /// applied to a snapshot holding such values, may need V8 to run its
+    /// case (see [`Host::ask`]), which must happen before its line is
+    /// written: once written, the event itself is gone. So the case is first
+    /// tried on a copy of the snapshot; when that leaves questions open the
+    /// append stops with [`StoreError::Unanswered`], nothing written, and
+    /// runs again once they are answered. The real application after the
+    /// write then finds every answer (an exception among them refuses it
+    /// as V8 would have).
+    fn ask_before_writing(&self, id: &str, seq: f64, event: &NewEvent, host: &dyn Host) -> Result<(), StoreError> {
+        let derived = self.sessions.get(id).and_then(|s| s.derived.as_ref()).ok_or_else(state_missing)?;
+        let Cached::Model(model) = &derived.snapshot else { return Err(state_missing()) };
+        if !derived.holds_host && !event.value.holds_host() {
+            return Ok(());
+        }
+        let trial = NewEvent { value: event.value.clone(), ts: event.ts.clone(), entry: String::new() };
+        let _ = apply_event(&mut Snapshot::clone(model), &entry_value(seq, id, trial), host);
+        if host.unanswered() {
+            return Err(StoreError::Unanswered);
+        }
+        host.rewind();
+        Ok(())
     }
 
     /// The session's journal, exclusively locked unless its holder is
@@ -506,9 +536,9 @@ impl Store {
         }
         if let Err(message) = applied {
             // The line is in the journal; like the old module, report the
-            // TypeError and let the next read re-derive from the journal.
+            // error and let the next read re-derive from the journal.
             session.replay = None;
-            return Err(StoreError::Type(message.0));
+            return Err(host.threw().map_or(StoreError::Type(message.0), StoreError::HostThrew));
         }
         let (from, changes) = (session.version, model.changes());
         let seq = entry_seq(entry).unwrap_or(derived.next_seq);
