@@ -11,6 +11,8 @@ const native = require('./binding.js');
 
 const SCHEMA = native.schema();
 const COMPLETED_PHASES = new Set(SCHEMA.completedPhases);
+// The payload kinds, patch codes and HOST_OPS names the binding uses.
+const { payload: PAYLOAD, patch: PATCH, hostOps: HOST_OP_NAMES } = native.boundary();
 
 /**
  * The phases after which late generation events are fenced off. The
@@ -51,6 +53,7 @@ function sessionFileId(id) {
   return id;
 }
 
+/** @param {{ cwd?: string, sessionId?: string, durable?: boolean }} [options] */
 function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}) {
   const [store, rootDir, legacyRootDir] = native.storeOpen(projectRoot(cwd), !!durable, HOST_OPS);
   // The object last handed out per session, with the native version it
@@ -161,6 +164,7 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
  * `toJSON` then run twice, only for such an event.) The flag is local to
  * the call: a getter may append another event midway.
  */
+/** @returns {[string, boolean]} */
 function renderEntry(entry) {
   let exotic = false;
   const note = (_key, value) => {
@@ -235,44 +239,54 @@ const HOST_OPS = Object.freeze({
   arrayItems: (x) => (Array.isArray(x) ? [...x] : null),
 });
 
+for (const name of HOST_OP_NAMES) {
+  if (typeof HOST_OPS[name] !== 'function') throw new Error(`quiver-live-native: index.js has no HOST_OPS.${name}, which the binding calls`);
+}
+
 /**
- * A snapshot from its native payload (see the binding's `snapshot`): the
- * whole snapshot as JSON text, or `[kind, text, patches, kept]`, where a
- * kind of CHANGED_FIELDS means the text holds only the fields that changed
- * since `previous`, the snapshot handed out before. The new snapshot is then
- * a copy of that one with those fields replaced: same keys, same order.
+ * A snapshot from its native payload (see the binding's `storeSnapshot`):
+ * the whole snapshot as JSON text, or `[kind, text, patches, kept]`, where a
+ * kind of `PAYLOAD.changedFields` means the text holds only the fields that
+ * changed since `previous`, the snapshot handed out before. The new snapshot
+ * is then a copy of that one with those fields replaced: same keys, same
+ * order.
  */
 function materialize(payload, previous) {
   if (typeof payload === 'string') return JSON.parse(payload);
   const [kind, text, patches, kept] = payload;
   const parsed = patches === null ? JSON.parse(text) : patched(JSON.parse(text), JSON.parse(patches), kept);
-  return kind === CHANGED_FIELDS ? Object.assign({ ...previous }, parsed) : parsed;
+  return kind === PAYLOAD.changedFields ? Object.assign({ ...previous }, parsed) : parsed;
 }
 
-const CHANGED_FIELDS = 1;
-
 /**
- * Puts back what JSON cannot carry; each patch is `[path, code, ...args]`.
- * An empty path is the root itself (a value built on its own).
+ * Puts back what JSON cannot carry; each patch is `[path, code, ...args]`
+ * (codes: `PATCH`). An empty path is the root itself (a value built on its
+ * own).
  */
 function patched(root, patches, kept) {
   for (const [steps, code, ...args] of patches) {
     const last = steps.length - 1;
     let target = root;
     for (let i = 0; i < last; i++) target = target[steps[i]];
-    if (code === 'proto') {
+    if (code === PATCH.proto) {
       const owner = last < 0 ? root : target[steps[last]];
       Object.setPrototypeOf(owner, patched(JSON.parse(args[0]), args[1], kept));
       continue;
     }
-    const value = code in SPECIAL ? SPECIAL[code] : kept[args[0]];
+    const value = code === PATCH.host ? kept[args[0]] : SPECIAL.get(code);
     if (last < 0) root = value;
     else target[steps[last]] = value;
   }
   return root;
 }
 
-const SPECIAL = { undefined: undefined, NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity, '-0': -0 };
+const SPECIAL = new Map([
+  [PATCH.undefined, undefined],
+  [PATCH.nan, NaN],
+  [PATCH.infinity, Infinity],
+  [PATCH.negativeInfinity, -Infinity],
+  [PATCH.negativeZero, -0],
+]);
 
 function sourceLockPath(file, cwd = process.cwd()) {
   const absFile = path.resolve(cwd, file);
@@ -288,7 +302,7 @@ function withSourceLockSync(file, owner, fn, { cwd = process.cwd(), waitMs = 0, 
   let token;
   while ((token = native.tryLock(lockPath, ownerJson, fileJson)) === null) {
     if (Date.now() >= deadline) {
-      const locked = new Error('source_locked');
+      const locked = /** @type {Error & { code?: string, lockPath?: string }} */ (new Error('source_locked'));
       locked.code = 'SOURCE_LOCKED';
       locked.lockPath = lockPath;
       throw locked;

@@ -19,6 +19,7 @@ use quiver_live_core::js::{json, JsStr, Members, Object, Value};
 use quiver_live_core::session::schema::{Field, FIELD_KEYS};
 use quiver_live_core::session::snapshot::Snapshot;
 
+use crate::boundary::Patch;
 use crate::env::{Js, JsResult};
 
 /// A container being walked, with what it has gathered so far.
@@ -138,7 +139,8 @@ enum Step<'a> {
 /// parsed object equal the model.
 pub struct Payload {
     pub json: String,
-    /// JSON text of `[[path, code, ...args], ...]`, empty when none.
+    /// JSON text of `[[path, code, ...args], ...]` (codes: [`Patch`]),
+    /// empty when none.
     patches: String,
     /// The `Value::Host` handles met, in the order patches name them.
     pub kept: Vec<u32>,
@@ -254,7 +256,7 @@ impl<'a> Writer<'a> {
                         self.out.push('}');
                         if let Some(proto) = o.proto() {
                             let args = self.apart(proto);
-                            self.patch("proto", &args);
+                            self.patch(Patch::Proto, &args);
                         }
                     }
                     _ => self.out.push(']'),
@@ -265,13 +267,13 @@ impl<'a> Writer<'a> {
 
     fn leaf(&mut self, v: &'a Value) {
         match v {
-            Value::Undefined => self.special("undefined", String::new()),
-            Value::Number(n) if n.is_nan() => self.special("NaN", String::new()),
-            Value::Number(n) if n.is_infinite() => self.special(if *n > 0.0 { "Infinity" } else { "-Infinity" }, String::new()),
-            Value::Number(n) if *n == 0.0 && n.is_sign_negative() => self.special("-0", String::new()),
+            Value::Undefined => self.special(Patch::Undefined, String::new()),
+            Value::Number(n) if n.is_nan() => self.special(Patch::NaN, String::new()),
+            Value::Number(n) if n.is_infinite() => self.special(if *n > 0.0 { Patch::Infinity } else { Patch::NegativeInfinity }, String::new()),
+            Value::Number(n) if *n == 0.0 && n.is_sign_negative() => self.special(Patch::NegativeZero, String::new()),
             Value::Host(h) => {
                 self.kept.push(*h);
-                self.special("host", (self.kept.len() - 1).to_string());
+                self.special(Patch::Host, (self.kept.len() - 1).to_string());
             }
             Value::Null => self.out.push_str("null"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
@@ -295,12 +297,12 @@ impl<'a> Writer<'a> {
     }
 
     /// A value JSON has no form for: `null` in the text, the patch beside it.
-    fn special(&mut self, code: &str, args: String) {
+    fn special(&mut self, code: Patch, args: String) {
         self.out.push_str("null");
         self.patch(code, &args);
     }
 
-    fn patch(&mut self, code: &str, args: &str) {
+    fn patch(&mut self, code: Patch, args: &str) {
         if !self.patches.is_empty() {
             self.patches.push(',');
         }
@@ -314,9 +316,8 @@ impl<'a> Writer<'a> {
                 Step::Index(n) => self.patches.push_str(&n.to_string()),
             }
         }
-        self.patches.push_str("],\"");
-        self.patches.push_str(code);
-        self.patches.push('"');
+        self.patches.push_str("],");
+        self.patches.push_str(&(code as u32).to_string());
         if !args.is_empty() {
             self.patches.push(',');
             self.patches.push_str(args);

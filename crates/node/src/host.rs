@@ -11,6 +11,7 @@ use quiver_live_core::js::Value;
 use quiver_live_core::session::answers::Answers;
 use quiver_live_core::session::reducer::HostOp;
 
+use crate::boundary::PLAIN_DATA;
 use crate::convert::from_js;
 use crate::env::{Js, JsResult};
 use crate::store::NativeStore;
@@ -64,7 +65,7 @@ fn operate(js: Js, store: &NativeStore, op: HostOp, operands: &[Value]) -> JsRes
     let (f, plain, args) = {
         let state = store.state(js)?;
         let args = operands.iter().map(|v| state.to_js(js, v)).collect::<JsResult<Vec<_>>>()?;
-        (state.op(js, op.name())?, state.op(js, "plainData")?, args)
+        (state.op(js, op.name())?, state.op(js, PLAIN_DATA)?, args)
     };
     let Ok(result) = js.call(f, f, &args) else {
         let thrown = js.take_exception()?;

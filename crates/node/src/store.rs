@@ -19,6 +19,7 @@ use quiver_live_core::session::answers::Answers;
 use quiver_live_core::session::snapshot_file::Cached;
 use quiver_live_core::session::store::{safe_session_id, Changed, NewEvent, Store, StoreError};
 
+use crate::boundary::{PayloadKind, MATERIALIZE, PLAIN_DATA};
 use crate::convert::{from_js, Payload};
 use crate::env::{unknown as raw, Js, JsResult};
 use crate::errors;
@@ -58,13 +59,11 @@ impl Drop for State {
     }
 }
 
-/// The store handle.
-type Handle = External<NativeStore>;
 
 /// Opens the store of a project root, creating its sessions directory:
 /// `[handle, rootDir, legacyRootDir]`. `ops` is the wrapper's `HOST_OPS`.
 #[napi]
-pub fn store_open(env: Env, project_root: String, durable: bool, ops: Object) -> Result<(Handle, String, String)> {
+pub fn store_open(env: Env, project_root: String, durable: bool, ops: Object) -> Result<(External<NativeStore>, String, String)> {
     let js = Js::new(env.raw());
     let store = Store::open(Path::new(&project_root), durable).map_err(|e| errors::throw_fs(js, &e))?;
     let (root_dir, legacy_root_dir) = (store.root_dir.to_string_lossy().into_owned(), store.legacy_root_dir.to_string_lossy().into_owned());
@@ -75,7 +74,7 @@ pub fn store_open(env: Env, project_root: String, durable: bool, ops: Object) ->
 
 /// Whether a journal exists for a valid id in either directory.
 #[napi]
-pub fn store_has(env: Env, store: &Handle, id: String) -> Result<bool> {
+pub fn store_has(env: Env, store: &External<NativeStore>, id: String) -> Result<bool> {
     let js = Js::new(env.raw());
     Ok(store.state(js)?.store.has(&id).map_err(|e| errors::throw_store(js, &e))?)
 }
@@ -83,7 +82,7 @@ pub fn store_has(env: Env, store: &Handle, id: String) -> Result<bool> {
 /// Brings the session's snapshot up to date; returns its version, or -1
 /// when `id` cannot name a session (the wrapper words that error).
 #[napi]
-pub fn store_read(env: Env, store: &Handle, id: String) -> Result<f64> {
+pub fn store_read(env: Env, store: &External<NativeStore>, id: String) -> Result<f64> {
     if safe_session_id(&id).is_err() {
         return Ok(-1.0);
     }
@@ -94,7 +93,7 @@ pub fn store_read(env: Env, store: &Handle, id: String) -> Result<f64> {
 /// Re-derives the session from its journal and rewrites its snapshot
 /// file; returns `[version, what its file awaits]` (see [`store_persist`]).
 #[napi]
-pub fn store_flush(env: Env, store: &Handle, id: String) -> Result<(f64, Option<Vec<f64>>)> {
+pub fn store_flush(env: Env, store: &External<NativeStore>, id: String) -> Result<(f64, Option<Vec<f64>>)> {
     let js = Js::new(env.raw());
     let version = store.answered(js, |state, answers| state.store.flush(&id, answers).map(|v| v.version as f64))?;
     Ok((version, awaited_render(&*store.state(js)?, &id)))
@@ -112,7 +111,7 @@ fn awaited_render(state: &State, id: &str) -> Option<Vec<f64>> {
 /// snapshot with its two bookkeeping keys, as the old module writes it.
 /// Where that throws, the wrapper calls [`store_drop_unrendered`] instead.
 #[napi]
-pub fn store_persist(env: Env, store: &Handle, id: String, version: f64, text: String) -> Result<()> {
+pub fn store_persist(env: Env, store: &External<NativeStore>, id: String, version: f64, text: String) -> Result<()> {
     let js = Js::new(env.raw());
     let mut state = store.state(js)?;
     state.store.persist_rendered(&id, version as u64, &text).map_err(|e| errors::throw_store(js, &e))?;
@@ -123,7 +122,7 @@ pub fn store_persist(env: Env, store: &Handle, id: String, version: f64, text: S
 /// render, so the next read re-derives it from the journal, as the old
 /// module's does.
 #[napi]
-pub fn store_drop_unrendered(env: Env, store: &Handle, id: String) -> Result<()> {
+pub fn store_drop_unrendered(env: Env, store: &External<NativeStore>, id: String) -> Result<()> {
     let js = Js::new(env.raw());
     store.state(js)?.store.drop_unrendered(&id);
     Ok(())
@@ -133,10 +132,10 @@ pub fn store_drop_unrendered(env: Env, store: &Handle, id: String) -> Result<()>
 /// entry with `seq: 0`, which is replaced), stamped `ts`. Returns
 /// `[version, snapshot payload against base, what the snapshot file
 /// awaits]` (see [`store_snapshot`] and [`store_flush`]).
-#[napi]
-pub fn store_append<'a>(env: &'a Env, store: &Handle, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
+#[napi(ts_return_type = "[number, string | [number, string, string | null, Array<unknown>], [number, number] | null]")]
+pub fn store_append<'a>(env: &'a Env, store: &External<NativeStore>, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
-    let plain = store.state(js)?.op(js, "plainData")?;
+    let plain = store.state(js)?.op(js, PLAIN_DATA)?;
     let mut found = Vec::new();
     let value = from_js(js, event.raw(), &mut found, plain)?;
     let ts = from_js(js, ts.raw(), &mut found, plain)?;
@@ -149,8 +148,8 @@ pub fn store_append<'a>(env: &'a Env, store: &Handle, id: String, event: Unknown
 /// [`store_append`] for an event whose JSON text says all of it (no
 /// `undefined`, `NaN`, `-0`, function or symbol anywhere): the model is
 /// parsed from `entry` instead of read through Node-API.
-#[napi]
-pub fn store_append_json<'a>(env: &'a Env, store: &Handle, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
+#[napi(ts_return_type = "[number, string | [number, string, string | null, Array<unknown>], [number, number] | null]")]
+pub fn store_append_json<'a>(env: &'a Env, store: &External<NativeStore>, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
     let Some(mut parsed) = json::parse(&entry).ok().and_then(Value::into_object) else {
         return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the entry text is not a JSON object").into());
@@ -161,12 +160,12 @@ pub fn store_append_json<'a>(env: &'a Env, store: &Handle, id: String, entry: St
 }
 
 /// The session's current snapshot for `JSON.parse`: its text, or
-/// `[kind, text, patches, kept values]`, where kind 1 means the text holds
-/// only the fields that changed since version `base` (the wrapper holds
-/// that one), kind 0 the whole snapshot; `patches` is null when JSON
-/// carries everything.
-#[napi]
-pub fn store_snapshot<'a>(env: &'a Env, store: &Handle, id: String, base: f64) -> Result<Unknown<'a>> {
+/// `[kind, text, patches, kept values]`, where the kind ([`PayloadKind`])
+/// says whether the text holds the whole snapshot or only the fields that
+/// changed since version `base` (the wrapper holds that one); `patches` is
+/// null when JSON carries everything.
+#[napi(ts_return_type = "string | [number, string, string | null, Array<unknown>]")]
+pub fn store_snapshot<'a>(env: &'a Env, store: &External<NativeStore>, id: String, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
     Ok(raw(env, store.state(js)?.payload_for(js, &id, base)?))
 }
@@ -174,7 +173,7 @@ pub fn store_snapshot<'a>(env: &'a Env, store: &Handle, id: String, base: f64) -
 /// The sessions `listActiveSessions()` returns, in JS sort order,
 /// brought up to date: `[ids, versions]`.
 #[napi]
-pub fn store_read_active(env: Env, store: &Handle) -> Result<(Vec<String>, Vec<f64>)> {
+pub fn store_read_active(env: Env, store: &External<NativeStore>) -> Result<(Vec<String>, Vec<f64>)> {
     let js = Js::new(env.raw());
     let active = store.answered(js, |state, answers| state.store.read_active(answers))?;
     Ok(active.into_iter().map(|(id, version)| (id, version as f64)).unzip())
@@ -251,8 +250,8 @@ impl State {
     /// `v` as a JavaScript value: built by the wrapper from its payload, the
     /// host values in it the very ones kept.
     pub(crate) fn to_js(&self, js: Js, v: &Value) -> JsResult<napi_value> {
-        let payload = self.payload(js, 0, &Payload::of_value(v))?;
-        let materialize = self.op(js, "materialize")?;
+        let payload = self.payload(js, PayloadKind::Whole, &Payload::of_value(v))?;
+        let materialize = self.op(js, MATERIALIZE)?;
         js.call(materialize, materialize, &[payload])
     }
 
@@ -261,10 +260,12 @@ impl State {
     fn payload_for(&self, js: Js, id: &str, base: f64) -> JsResult<napi_value> {
         let delta = self.store.delta(id).filter(|d| d.from as f64 == base).map(|d| &d.changed);
         match (self.store.current(id), delta) {
-            (Some(Cached::Text(_)), Some(Changed::Members(members))) => js.array(&[js.number(1.0)?, js.string(members)?, js.null()?, js.array(&[])?]),
+            (Some(Cached::Text(_)), Some(Changed::Members(members))) => {
+                js.array(&[js.number(f64::from(PayloadKind::ChangedFields as u32))?, js.string(members)?, js.null()?, js.array(&[])?])
+            }
             (Some(Cached::Text(text)), _) => js.string(&text.json),
-            (Some(Cached::Model(snapshot)), Some(Changed::Fields(fields))) => self.payload(js, 1, &Payload::of_fields(snapshot, fields)),
-            (Some(Cached::Model(snapshot)), _) => self.payload(js, 0, &Payload::of_snapshot(snapshot)),
+            (Some(Cached::Model(snapshot)), Some(Changed::Fields(fields))) => self.payload(js, PayloadKind::ChangedFields, &Payload::of_fields(snapshot, fields)),
+            (Some(Cached::Model(snapshot)), _) => self.payload(js, PayloadKind::Whole, &Payload::of_snapshot(snapshot)),
             (None, _) => Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: session state missing")),
         }
     }
@@ -326,10 +327,10 @@ impl State {
         self.held_after_sweep = self.kept.len() - self.free.len();
     }
 
-    fn payload(&self, js: Js, kind: u32, p: &Payload) -> JsResult<napi_value> {
+    fn payload(&self, js: Js, kind: PayloadKind, p: &Payload) -> JsResult<napi_value> {
         let text = js.string(&p.json)?;
         let patches = p.patches();
-        if kind == 0 && patches.is_none() {
+        if matches!(kind, PayloadKind::Whole) && patches.is_none() {
             return Ok(text);
         }
         let kept = p.kept.iter().map(|&h| self.kept_value(js, h)).collect::<JsResult<Vec<_>>>()?;
@@ -337,7 +338,7 @@ impl State {
             Some(p) => js.string(&p)?,
             None => js.null()?,
         };
-        js.array(&[js.number(f64::from(kind))?, text, patches, js.array(&kept)?])
+        js.array(&[js.number(f64::from(kind as u32))?, text, patches, js.array(&kept)?])
     }
 }
 
