@@ -166,9 +166,16 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
  */
 /** @returns {[string, boolean]} */
 function renderEntry(entry) {
+  const { event } = entry;
   let exotic = false;
-  const note = (_key, value) => {
-    if (!exotic && (typeof value === 'object' && value !== null ? !plainData(value) : jsonLoses(value))) exotic = true;
+  /** @this {any} */
+  const note = function (key, value) {
+    // `this[key]` is a data property: its holder is the entry, the event
+    // (this module's literal and spread) or an object `plainData` passed.
+    // It differs from `value` where `toJSON` replaced the value.
+    if (!exotic) {
+      exotic = this[key] !== value || (typeof value === 'object' && value !== null ? value !== entry && value !== event && !plainData(value) : jsonLoses(value));
+    }
     return value;
   };
   try {
@@ -213,8 +220,6 @@ function plainData(v) {
       return false;
     }
     if (!('value' in own)) return false;
-    const x = own.value;
-    if (typeof x === 'object' && x !== null && (isProxy(x) || !ORDINARY.has(Object.getPrototypeOf(x)) || Object.hasOwn(x, 'toJSON'))) return false;
   }
   return true;
 }
