@@ -175,3 +175,19 @@ test('a snapshot file too deep to stringify fails one append, and the next repla
   assert.equal(got.lines, 3);
   assert.equal(got.file, false);
 });
+
+test('a getter that appends while the snapshot file is rendered finds the journal, not the state being written', () => {
+  const got = both((create, cwd) => {
+    const store = create({ cwd, sessionId: 's' });
+    let calls = 0;
+    const shot = { get k() { if (++calls < 50) store.appendEvent({ type: 'agent_phase', phase: 'p' + calls }); return 1; } };
+    const r = attempt(() => store.appendEvent({ type: 'generate', screenshotPath: shot }));
+    return { threw: r.threw && String(r.threw), calls, phases: journalLines(store, 's').map((e) => e.event.phase ?? e.type) };
+  });
+  assert.equal(got.threw, undefined);
+  // Once for the journal line, twice for the snapshot file (the pending
+  // event and the screenshot artifact hold it); each render's append
+  // derives from the journal instead of rendering the held value again.
+  assert.equal(got.calls, 3);
+  assert.deepEqual(got.phases, ['p1', 'generate', 'p2', 'p3']);
+});

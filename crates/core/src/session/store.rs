@@ -284,12 +284,12 @@ impl Store {
 
     fn ensure_current(&mut self, id: &str, key: FileKey, allow_file: bool, locking: Locking, host: &dyn Host) -> Result<(), StoreError> {
         // The hot path (nothing changed) allocates nothing.
-        if self.sessions.get(id).and_then(|s| s.derived.as_ref()).is_some_and(|d| d.key == key) {
+        if self.sessions.get(id).is_some_and(|s| s.is_current(&key)) {
             return Ok(());
         }
         let snapshot_path = self.snapshot_path(id);
         let session = self.sessions.entry(id.to_owned()).or_default();
-        if session.derived.as_ref().is_some_and(|d| d.key == key) {
+        if session.is_current(&key) {
             return Ok(());
         }
         let jsid = JsStr::from(id);
@@ -728,6 +728,15 @@ fn state_missing() -> StoreError {
 static NEXT_VERSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Session {
+    /// Whether the derived state describes the journal at `key`. Not while
+    /// its snapshot file awaits V8's rendering (see
+    /// [`Store::awaited_render`]): the old module caches a state only once
+    /// its file is written, so a call made from a getter or `toJSON` that
+    /// rendering runs derives the session from the journal, as there.
+    fn is_current(&self, key: &FileKey) -> bool {
+        !self.awaits_render && self.derived.as_ref().is_some_and(|d| d.key == *key)
+    }
+
     fn set(&mut self, derived: Derived) {
         self.derived = Some(derived);
         self.version = NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
