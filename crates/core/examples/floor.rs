@@ -86,7 +86,7 @@ fn append(dir: &Path) {
     let entry = json::parse(line.trim_end()).expect("line.txt is JSON");
     let render = median_us(OPS, || {
         std::hint::black_box(json::stringify(&entry));
-        std::hint::black_box(snapshot_file::render(&snapshot, journal_bytes, next_seq, false));
+        std::hint::black_box(snapshot_file::render(&snapshot, journal_bytes, next_seq));
     });
     let _ = fs::remove_file(&journal);
     let _ = fs::remove_file(&snap);

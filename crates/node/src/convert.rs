@@ -1,9 +1,12 @@
 //! Values crossing between V8 and the core's value model.
 //!
 //! Into the model: an event object as `{ ...event }` sees it (own
-//! enumerable string keys, getters run), walked with a stack of its own so
-//! that no depth of the caller's data can exhaust the native stack.
-//! Functions, symbols and BigInts are kept by handle (`Value::Host`).
+//! enumerable string keys), walked with a stack of its own so that no depth
+//! of the caller's data can exhaust the native stack. Below the root only
+//! plain data is walked: functions, symbols, BigInts and every object the
+//! wrapper's `plainData` refuses (it converts itself, has getters, a class,
+//! is a Proxy...) are kept by handle (`Value::Host`), as the old module
+//! holds them: by reference.
 //!
 //! Out of the model: JSON text for V8's own `JSON.parse` (faster than
 //! building objects through Node-API one property at a time), plus, for the
@@ -16,6 +19,7 @@ use quiver_live_core::js::{json, JsStr, Members, Object, Value};
 use quiver_live_core::session::schema::{Field, FIELD_KEYS};
 use quiver_live_core::session::snapshot::Snapshot;
 
+use crate::boundary::Patch;
 use crate::env::{Js, JsResult};
 
 /// A container being walked, with what it has gathered so far.
@@ -65,13 +69,15 @@ impl Open {
 }
 
 /// Reads a JS value into the model; `kept` receives the values only V8 can
-/// hold, which `Value::Host(i)` then names by position.
-pub fn from_js(js: Js, v: napi_value, kept: &mut Vec<napi_value>) -> JsResult<Value> {
+/// interpret, which `Value::Host(i)` then names by position. `plain` is the
+/// wrapper's `plainData`, asked about every object below the root.
+pub fn from_js(js: Js, v: napi_value, kept: &mut Vec<napi_value>, plain: napi_value) -> JsResult<Value> {
     let mut stack: Vec<Open> = Vec::new();
     let mut next = Some(v);
     loop {
         if let Some(v) = next.take() {
-            match leaf_or_open(js, v, kept)? {
+            let walk = stack.is_empty() || is_plain(js, v, plain)?;
+            match leaf_or_open(js, v, kept, walk)? {
                 Ok(leaf) => match stack.last_mut() {
                     Some(top) => top.push(js, leaf)?,
                     None => return Ok(leaf),
@@ -93,9 +99,22 @@ pub fn from_js(js: Js, v: napi_value, kept: &mut Vec<napi_value>) -> JsResult<Va
     }
 }
 
-fn leaf_or_open(js: Js, v: napi_value, kept: &mut Vec<napi_value>) -> JsResult<Result<Value, Open>> {
+/// Whether `v` is an object `plain` accepts (other values are not asked).
+fn is_plain(js: Js, v: napi_value, plain: napi_value) -> JsResult<bool> {
+    if js.type_of(v)? != sys::ValueType::napi_object {
+        return Ok(true);
+    }
+    let answer = js.call(plain, plain, &[v])?;
+    js.to_bool(answer)
+}
+
+fn leaf_or_open(js: Js, v: napi_value, kept: &mut Vec<napi_value>, walk: bool) -> JsResult<Result<Value, Open>> {
     use sys::ValueType as T;
     Ok(Ok(match js.type_of(v)? {
+        T::napi_object if !walk => {
+            kept.push(v);
+            Value::Host((kept.len() - 1) as u32)
+        }
         T::napi_undefined => Value::Undefined,
         T::napi_null => Value::Null,
         T::napi_boolean => Value::Bool(js.to_bool(v)?),
@@ -120,7 +139,8 @@ enum Step<'a> {
 /// parsed object equal the model.
 pub struct Payload {
     pub json: String,
-    /// JSON text of `[[path, code, ...args], ...]`, empty when none.
+    /// JSON text of `[[path, code, ...args], ...]` (codes: [`Patch`]),
+    /// empty when none.
     patches: String,
     /// The `Value::Host` handles met, in the order patches name them.
     pub kept: Vec<u32>,
@@ -129,6 +149,12 @@ pub struct Payload {
 impl Payload {
     pub fn of_snapshot(s: &Snapshot) -> Payload {
         Payload::of_members(s.members())
+    }
+
+    pub fn of_value(v: &Value) -> Payload {
+        let mut w = Writer::default();
+        w.value(v);
+        w.finish()
     }
 
     /// Only the base fields `fields` of `s`, as an object.
@@ -230,7 +256,7 @@ impl<'a> Writer<'a> {
                         self.out.push('}');
                         if let Some(proto) = o.proto() {
                             let args = self.apart(proto);
-                            self.patch("proto", &args);
+                            self.patch(Patch::Proto, &args);
                         }
                     }
                     _ => self.out.push(']'),
@@ -241,13 +267,13 @@ impl<'a> Writer<'a> {
 
     fn leaf(&mut self, v: &'a Value) {
         match v {
-            Value::Undefined => self.special("undefined", String::new()),
-            Value::Number(n) if n.is_nan() => self.special("NaN", String::new()),
-            Value::Number(n) if n.is_infinite() => self.special(if *n > 0.0 { "Infinity" } else { "-Infinity" }, String::new()),
-            Value::Number(n) if *n == 0.0 && n.is_sign_negative() => self.special("-0", String::new()),
+            Value::Undefined => self.special(Patch::Undefined, String::new()),
+            Value::Number(n) if n.is_nan() => self.special(Patch::NaN, String::new()),
+            Value::Number(n) if n.is_infinite() => self.special(if *n > 0.0 { Patch::Infinity } else { Patch::NegativeInfinity }, String::new()),
+            Value::Number(n) if *n == 0.0 && n.is_sign_negative() => self.special(Patch::NegativeZero, String::new()),
             Value::Host(h) => {
                 self.kept.push(*h);
-                self.special("host", (self.kept.len() - 1).to_string());
+                self.special(Patch::Host, (self.kept.len() - 1).to_string());
             }
             Value::Null => self.out.push_str("null"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
@@ -271,12 +297,12 @@ impl<'a> Writer<'a> {
     }
 
     /// A value JSON has no form for: `null` in the text, the patch beside it.
-    fn special(&mut self, code: &str, args: String) {
+    fn special(&mut self, code: Patch, args: String) {
         self.out.push_str("null");
         self.patch(code, &args);
     }
 
-    fn patch(&mut self, code: &str, args: &str) {
+    fn patch(&mut self, code: Patch, args: &str) {
         if !self.patches.is_empty() {
             self.patches.push(',');
         }
@@ -290,9 +316,8 @@ impl<'a> Writer<'a> {
                 Step::Index(n) => self.patches.push_str(&n.to_string()),
             }
         }
-        self.patches.push_str("],\"");
-        self.patches.push_str(code);
-        self.patches.push('"');
+        self.patches.push_str("],");
+        self.patches.push_str(&(code as u32).to_string());
         if !args.is_empty() {
             self.patches.push(',');
             self.patches.push_str(args);

@@ -19,6 +19,7 @@ use quiver_live_core::session::answers::Answers;
 use quiver_live_core::session::snapshot_file::Cached;
 use quiver_live_core::session::store::{safe_session_id, Changed, NewEvent, Store, StoreError};
 
+use crate::boundary::{PayloadKind, MATERIALIZE, PLAIN_DATA};
 use crate::convert::{from_js, Payload};
 use crate::env::{unknown as raw, Js, JsResult};
 use crate::errors;
@@ -30,7 +31,7 @@ pub struct NativeStore {
     state: RefCell<State>,
 }
 
-struct State {
+pub(crate) struct State {
     store: Store,
     /// Values only V8 can hold (functions, symbols) found in events, which
     /// snapshots name by index (`Value::Host`); `None` once released, its
@@ -39,6 +40,9 @@ struct State {
     free: Vec<u32>,
     /// How many were held after the last sweep (see [`State::sweep_kept`]).
     held_after_sweep: usize,
+    /// The wrapper's `HOST_OPS`: the JavaScript the store asks V8 to run
+    /// (see [`host::answer`]).
+    ops: sys::napi_ref,
     env: sys::napi_env,
 }
 
@@ -51,26 +55,26 @@ impl Drop for State {
         for r in self.kept.drain(..).flatten() {
             js.delete_reference(r);
         }
+        js.delete_reference(self.ops);
     }
 }
 
-/// The store handle.
-type Handle = External<NativeStore>;
 
 /// Opens the store of a project root, creating its sessions directory:
-/// `[handle, rootDir, legacyRootDir]`.
+/// `[handle, rootDir, legacyRootDir]`. `ops` is the wrapper's `HOST_OPS`.
 #[napi]
-pub fn store_open(env: Env, project_root: String, durable: bool) -> Result<(Handle, String, String)> {
+pub fn store_open(env: Env, project_root: String, durable: bool, ops: Object) -> Result<(External<NativeStore>, String, String)> {
     let js = Js::new(env.raw());
     let store = Store::open(Path::new(&project_root), durable).map_err(|e| errors::throw_fs(js, &e))?;
     let (root_dir, legacy_root_dir) = (store.root_dir.to_string_lossy().into_owned(), store.legacy_root_dir.to_string_lossy().into_owned());
-    let state = RefCell::new(State { store, kept: Vec::new(), free: Vec::new(), held_after_sweep: 0, env: env.raw() });
+    let ops = js.reference(ops.raw())?;
+    let state = RefCell::new(State { store, kept: Vec::new(), free: Vec::new(), held_after_sweep: 0, ops, env: env.raw() });
     Ok((External::new(NativeStore { state }), root_dir, legacy_root_dir))
 }
 
 /// Whether a journal exists for a valid id in either directory.
 #[napi]
-pub fn store_has(env: Env, store: &Handle, id: String) -> Result<bool> {
+pub fn store_has(env: Env, store: &External<NativeStore>, id: String) -> Result<bool> {
     let js = Js::new(env.raw());
     Ok(store.state(js)?.store.has(&id).map_err(|e| errors::throw_store(js, &e))?)
 }
@@ -78,7 +82,7 @@ pub fn store_has(env: Env, store: &Handle, id: String) -> Result<bool> {
 /// Brings the session's snapshot up to date; returns its version, or -1
 /// when `id` cannot name a session (the wrapper words that error).
 #[napi]
-pub fn store_read(env: Env, store: &Handle, id: String) -> Result<f64> {
+pub fn store_read(env: Env, store: &External<NativeStore>, id: String) -> Result<f64> {
     if safe_session_id(&id).is_err() {
         return Ok(-1.0);
     }
@@ -87,38 +91,54 @@ pub fn store_read(env: Env, store: &Handle, id: String) -> Result<f64> {
 }
 
 /// Re-derives the session from its journal and rewrites its snapshot
-/// file; returns `[version, whether the file awaits a depth check]`
-/// (see [`store_persist`]).
+/// file; returns `[version, what its file awaits]` (see [`store_persist`]).
 #[napi]
-pub fn store_flush(env: Env, store: &Handle, id: String) -> Result<(f64, bool)> {
+pub fn store_flush(env: Env, store: &External<NativeStore>, id: String) -> Result<(f64, Option<Vec<f64>>)> {
     let js = Js::new(env.raw());
     let version = store.answered(js, |state, answers| state.store.flush(&id, answers).map(|v| v.version as f64))?;
-    Ok((version, store.state(js)?.store.awaits_depth_check(&id)))
+    Ok((version, awaited_render(&*store.state(js)?, &id)))
 }
 
-/// Writes the snapshot file of `version`, which an append or a flush
-/// left unwritten because it nests deeper than is written unchecked: the
-/// wrapper calls this once V8's own `JSON.stringify` of the snapshot has
-/// succeeded (where it throws, the old module's write threw the same).
+/// `[__journalBytes, __nextSeq]` when the snapshot file of the session's
+/// current state is left for V8 to render (see [`store_persist`]), else
+/// `None`.
+fn awaited_render(state: &State, id: &str) -> Option<Vec<f64>> {
+    state.store.awaited_render(id).map(|(bytes, next_seq)| vec![bytes as f64, next_seq])
+}
+
+/// Writes the snapshot file of `version`, which an append or a flush left
+/// for V8 to render: `text` is the wrapper's `JSON.stringify` of the
+/// snapshot with its two bookkeeping keys, as the old module writes it.
+/// Where that throws, the wrapper calls [`store_drop_unrendered`] instead.
 #[napi]
-pub fn store_persist(env: Env, store: &Handle, id: String, version: f64) -> Result<()> {
+pub fn store_persist(env: Env, store: &External<NativeStore>, id: String, version: f64, text: String) -> Result<()> {
     let js = Js::new(env.raw());
     let mut state = store.state(js)?;
-    state.store.persist_checked(&id, version as u64).map_err(|e| errors::throw_store(js, &e))?;
+    state.store.persist_rendered(&id, version as u64, &text).map_err(|e| errors::throw_store(js, &e))?;
+    Ok(())
+}
+
+/// Drops the cached state of a session whose snapshot file V8 could not
+/// render, so the next read re-derives it from the journal, as the old
+/// module's does.
+#[napi]
+pub fn store_drop_unrendered(env: Env, store: &External<NativeStore>, id: String) -> Result<()> {
+    let js = Js::new(env.raw());
+    store.state(js)?.store.drop_unrendered(&id);
     Ok(())
 }
 
 /// Journals `{ ...event, id }` as `entry` (`JSON.stringify` of the whole
 /// entry with `seq: 0`, which is replaced), stamped `ts`. Returns
-/// `[version, snapshot payload against base, whether the snapshot file
-/// awaits a depth check]` (see [`store_snapshot`] and [`store_persist`]).
-#[napi]
-pub fn store_append<'a>(env: &'a Env, store: &Handle, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
+/// `[version, snapshot payload against base, what the snapshot file
+/// awaits]` (see [`store_snapshot`] and [`store_flush`]).
+#[napi(ts_return_type = "[number, string | [number, string, string | null, Array<unknown>], [number, number] | null]")]
+pub fn store_append<'a>(env: &'a Env, store: &External<NativeStore>, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
-    // Read before the store is borrowed: getters may call back into it.
+    let plain = store.state(js)?.op(js, PLAIN_DATA)?;
     let mut found = Vec::new();
-    let value = from_js(js, event.raw(), &mut found)?;
-    let ts = from_js(js, ts.raw(), &mut found)?;
+    let value = from_js(js, event.raw(), &mut found, plain)?;
+    let ts = from_js(js, ts.raw(), &mut found, plain)?;
     let mut state = store.state(js)?;
     let (value, ts) = state.keep(js, found, value, ts)?;
     drop(state);
@@ -128,8 +148,8 @@ pub fn store_append<'a>(env: &'a Env, store: &Handle, id: String, event: Unknown
 /// [`store_append`] for an event whose JSON text says all of it (no
 /// `undefined`, `NaN`, `-0`, function or symbol anywhere): the model is
 /// parsed from `entry` instead of read through Node-API.
-#[napi]
-pub fn store_append_json<'a>(env: &'a Env, store: &Handle, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
+#[napi(ts_return_type = "[number, string | [number, string, string | null, Array<unknown>], [number, number] | null]")]
+pub fn store_append_json<'a>(env: &'a Env, store: &External<NativeStore>, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
     let Some(mut parsed) = json::parse(&entry).ok().and_then(Value::into_object) else {
         return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the entry text is not a JSON object").into());
@@ -140,12 +160,12 @@ pub fn store_append_json<'a>(env: &'a Env, store: &Handle, id: String, entry: St
 }
 
 /// The session's current snapshot for `JSON.parse`: its text, or
-/// `[kind, text, patches, kept values]`, where kind 1 means the text holds
-/// only the fields that changed since version `base` (the wrapper holds
-/// that one), kind 0 the whole snapshot; `patches` is null when JSON
-/// carries everything.
-#[napi]
-pub fn store_snapshot<'a>(env: &'a Env, store: &Handle, id: String, base: f64) -> Result<Unknown<'a>> {
+/// `[kind, text, patches, kept values]`, where the kind ([`PayloadKind`])
+/// says whether the text holds the whole snapshot or only the fields that
+/// changed since version `base` (the wrapper holds that one); `patches` is
+/// null when JSON carries everything.
+#[napi(ts_return_type = "string | [number, string, string | null, Array<unknown>]")]
+pub fn store_snapshot<'a>(env: &'a Env, store: &External<NativeStore>, id: String, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
     Ok(raw(env, store.state(js)?.payload_for(js, &id, base)?))
 }
@@ -153,7 +173,7 @@ pub fn store_snapshot<'a>(env: &'a Env, store: &Handle, id: String, base: f64) -
 /// The sessions `listActiveSessions()` returns, in JS sort order,
 /// brought up to date: `[ids, versions]`.
 #[napi]
-pub fn store_read_active(env: Env, store: &Handle) -> Result<(Vec<String>, Vec<f64>)> {
+pub fn store_read_active(env: Env, store: &External<NativeStore>) -> Result<(Vec<String>, Vec<f64>)> {
     let js = Js::new(env.raw());
     let active = store.answered(js, |state, answers| state.store.read_active(answers))?;
     Ok(active.into_iter().map(|(id, version)| (id, version as f64)).unzip())
@@ -168,7 +188,7 @@ const ATTEMPTS: usize = 16;
 impl NativeStore {
     /// The state, or a thrown error when JS the store's caller runs inside
     /// an operation (none does: see [`NativeStore::answered`]) calls it.
-    fn state(&self, js: Js) -> JsResult<RefMut<'_, State>> {
+    pub(crate) fn state(&self, js: Js) -> JsResult<RefMut<'_, State>> {
         self.state.try_borrow_mut().map_err(|_| errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: store re-entered during an operation"))
     }
 
@@ -184,15 +204,19 @@ impl NativeStore {
                 op(&mut state, &answers)
             };
             match outcome {
-                Err(StoreError::Unanswered) => host::answer(js, &mut answers)?,
+                Err(StoreError::Unanswered) => host::answer(js, &mut answers, self)?,
+                Err(StoreError::HostThrew(h)) => {
+                    let thrown = self.state(js)?.kept_value(js, h)?;
+                    return Err(js.throw(thrown));
+                }
                 other => return other.map_err(|e| errors::throw_store(js, &e)),
             }
         }
         Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the journal kept changing while it was read; nothing was written"))
     }
 
-    /// Appends, and returns `[version, payload against base, awaits a
-    /// depth check]`. Once the line is written the event is gone, and a
+    /// Appends, and returns `[version, payload against base, what the
+    /// snapshot file awaits]`. Once the line is written the event is gone, and a
     /// run that still needs answers finishes as a flush, which derives the
     /// same state from the journal and writes the snapshot file.
     fn append_event(&self, js: Js, id: &str, event: NewEvent, base: f64) -> JsResult<napi_value> {
@@ -202,23 +226,46 @@ impl NativeStore {
             view.map(|v| v.version as f64)
         })?;
         let mut state = self.state(js)?;
-        let deep = state.store.awaits_depth_check(id);
-        let result = js.array(&[js.number(version)?, state.payload_for(js, id, base)?, js.boolean(deep)?])?;
+        let awaited = match state.store.awaited_render(id) {
+            Some((bytes, next_seq)) => js.array(&[js.number(bytes as f64)?, js.number(next_seq)?])?,
+            None => js.null()?,
+        };
+        let result = js.array(&[js.number(version)?, state.payload_for(js, id, base)?, awaited])?;
         state.sweep_kept(js);
         Ok(result)
     }
 }
 
 impl State {
+    /// The wrapper's function `name` of `HOST_OPS`.
+    pub(crate) fn op(&self, js: Js, name: &str) -> JsResult<napi_value> {
+        js.named(js.referenced(self.ops)?, name)
+    }
+
+    /// The host value kept at `handle` (`undefined` if released).
+    pub(crate) fn kept_value(&self, js: Js, handle: u32) -> JsResult<napi_value> {
+        self.kept.get(handle as usize).copied().flatten().map_or_else(|| js.undefined(), |r| js.referenced(r))
+    }
+
+    /// `v` as a JavaScript value: built by the wrapper from its payload, the
+    /// host values in it the very ones kept.
+    pub(crate) fn to_js(&self, js: Js, v: &Value) -> JsResult<napi_value> {
+        let payload = self.payload(js, PayloadKind::Whole, &Payload::of_value(v))?;
+        let materialize = self.op(js, MATERIALIZE)?;
+        js.call(materialize, materialize, &[payload])
+    }
+
     /// The session's current snapshot for `JSON.parse`, as
     /// [`store_snapshot`] describes it.
     fn payload_for(&self, js: Js, id: &str, base: f64) -> JsResult<napi_value> {
         let delta = self.store.delta(id).filter(|d| d.from as f64 == base).map(|d| &d.changed);
         match (self.store.current(id), delta) {
-            (Some(Cached::Text(_)), Some(Changed::Members(members))) => js.array(&[js.number(1.0)?, js.string(members)?, js.null()?, js.array(&[])?]),
+            (Some(Cached::Text(_)), Some(Changed::Members(members))) => {
+                js.array(&[js.number(f64::from(PayloadKind::ChangedFields as u32))?, js.string(members)?, js.null()?, js.array(&[])?])
+            }
             (Some(Cached::Text(text)), _) => js.string(&text.json),
-            (Some(Cached::Model(snapshot)), Some(Changed::Fields(fields))) => self.payload(js, 1, &Payload::of_fields(snapshot, fields)),
-            (Some(Cached::Model(snapshot)), _) => self.payload(js, 0, &Payload::of_snapshot(snapshot)),
+            (Some(Cached::Model(snapshot)), Some(Changed::Fields(fields))) => self.payload(js, PayloadKind::ChangedFields, &Payload::of_fields(snapshot, fields)),
+            (Some(Cached::Model(snapshot)), _) => self.payload(js, PayloadKind::Whole, &Payload::of_snapshot(snapshot)),
             (None, _) => Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: session state missing")),
         }
     }
@@ -226,28 +273,30 @@ impl State {
     /// Holds the values `found` by reference until no snapshot names them
     /// (see [`State::sweep_kept`]), renumbering the handles in `value` and
     /// `ts` to their places.
-    fn keep(&mut self, js: Js, found: Vec<napi_value>, mut value: Value, mut ts: Value) -> JsResult<(Value, Value)> {
+    pub(crate) fn keep(&mut self, js: Js, found: Vec<napi_value>, mut value: Value, mut ts: Value) -> JsResult<(Value, Value)> {
         if found.is_empty() {
             return Ok((value, ts));
         }
-        let mut places = Vec::with_capacity(found.len());
-        for v in found {
-            let r = Some(js.reference(v)?);
-            let place = match self.free.pop() {
-                Some(i) => {
-                    self.kept[i as usize] = r;
-                    i
-                }
-                None => {
-                    self.kept.push(r);
-                    (self.kept.len() - 1) as u32
-                }
-            };
-            places.push(place);
-        }
+        let places = found.into_iter().map(|v| self.hold(js, v)).collect::<JsResult<Vec<u32>>>()?;
         renumber(&mut value, &places);
         renumber(&mut ts, &places);
         Ok((value, ts))
+    }
+
+    /// Holds `v` by reference until a sweep finds no snapshot naming it;
+    /// its handle.
+    pub(crate) fn hold(&mut self, js: Js, v: napi_value) -> JsResult<u32> {
+        let r = Some(js.reference(v)?);
+        Ok(match self.free.pop() {
+            Some(i) => {
+                self.kept[i as usize] = r;
+                i
+            }
+            None => {
+                self.kept.push(r);
+                (self.kept.len() - 1) as u32
+            }
+        })
     }
 
     /// Releases the kept values no cached snapshot names any more (the
@@ -278,18 +327,18 @@ impl State {
         self.held_after_sweep = self.kept.len() - self.free.len();
     }
 
-    fn payload(&self, js: Js, kind: u32, p: &Payload) -> JsResult<napi_value> {
+    fn payload(&self, js: Js, kind: PayloadKind, p: &Payload) -> JsResult<napi_value> {
         let text = js.string(&p.json)?;
         let patches = p.patches();
-        if kind == 0 && patches.is_none() {
+        if matches!(kind, PayloadKind::Whole) && patches.is_none() {
             return Ok(text);
         }
-        let kept = p.kept.iter().map(|&h| self.kept.get(h as usize).copied().flatten().map_or_else(|| js.undefined(), |r| js.referenced(r))).collect::<JsResult<Vec<_>>>()?;
+        let kept = p.kept.iter().map(|&h| self.kept_value(js, h)).collect::<JsResult<Vec<_>>>()?;
         let patches = match patches {
             Some(p) => js.string(&p)?,
             None => js.null()?,
         };
-        js.array(&[js.number(f64::from(kind))?, text, patches, js.array(&kept)?])
+        js.array(&[js.number(f64::from(kind as u32))?, text, patches, js.array(&kept)?])
     }
 }
 
