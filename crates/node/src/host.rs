@@ -16,10 +16,23 @@ use crate::convert::from_js;
 use crate::env::{Js, JsResult};
 use crate::store::NativeStore;
 
-/// Asks V8 the questions the last attempt left open. Each call runs in a
-/// handle scope of its own: a journal of many bad lines asks once per
-/// distinct line, and their handles must not pile up until the call returns.
-pub fn answer(js: Js, answers: &mut Answers, store: &NativeStore) -> JsResult<()> {
+/// Asks V8 the questions the last attempt of a store operation left open,
+/// the operations on values only V8 can interpret included.
+pub fn answer_for_store(js: Js, answers: &mut Answers, store: &NativeStore) -> JsResult<()> {
+    if let Some((op, operands)) = answer(js, answers)? {
+        let outcome = js.scoped(|| operate(js, store, op, &operands))?;
+        answers.answer_operation(outcome);
+    }
+    Ok(())
+}
+
+/// Asks V8 the clock, `Date.parse` and `JSON.parse` questions the last
+/// attempt left open, and returns the open operation on held values, which
+/// only a store can answer (a journal's lines are JSON and hold none). Each
+/// call runs in a handle scope of its own: a journal of many bad lines asks
+/// once per distinct line, and their handles must not pile up until the
+/// call returns.
+pub fn answer(js: Js, answers: &mut Answers) -> JsResult<Option<(HostOp, Vec<Value>)>> {
     let questions = answers.take_questions();
     if questions.now > 0 {
         let (date, now) = js.global_method("Date", "now")?;
@@ -50,11 +63,7 @@ pub fn answer(js: Js, answers: &mut Answers, store: &NativeStore) -> JsResult<()
         js.set(error, "stackTraceLimit", limit)?;
         asked?;
     }
-    if let Some((op, operands)) = questions.operation {
-        let outcome = js.scoped(|| operate(js, store, op, &operands))?;
-        answers.answer_operation(outcome);
-    }
-    Ok(())
+    Ok(questions.operation)
 }
 
 /// Runs the wrapper's function for `op` on `operands`: what it returns, in

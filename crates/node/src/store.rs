@@ -41,7 +41,7 @@ pub(crate) struct State {
     /// How many were held after the last sweep (see [`State::sweep_kept`]).
     held_after_sweep: usize,
     /// The wrapper's `HOST_OPS`: the JavaScript the store asks V8 to run
-    /// (see [`host::answer`]).
+    /// (see [`host::answer_for_store`]).
     ops: sys::napi_ref,
     env: sys::napi_env,
 }
@@ -204,7 +204,7 @@ impl NativeStore {
                 op(&mut state, &answers)
             };
             match outcome {
-                Err(StoreError::Unanswered) => host::answer(js, &mut answers, self)?,
+                Err(StoreError::Unanswered) => host::answer_for_store(js, &mut answers, self)?,
                 Err(StoreError::HostThrew(h)) => {
                     let thrown = self.state(js)?.kept_value(js, h)?;
                     return Err(js.throw(thrown));

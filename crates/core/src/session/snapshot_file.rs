@@ -380,7 +380,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("qln-distrust-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("s.snapshot.json");
-        let good = render(&Snapshot::base(&JsStr::from("s")), 10, 2.0, false).unwrap();
+        let good = render(&Snapshot::base(&JsStr::from("s")), 10, 2.0).unwrap();
         let cases = [
             (good.clone(), 10, "s", vec![]),
             (good.clone(), 11, "s", vec!["journalBytes 10"]),
