@@ -3,6 +3,7 @@
 //! calling conventions; the work is done by `quiver-live-core`.
 
 mod convert;
+mod engine;
 mod env;
 mod errors;
 mod host;

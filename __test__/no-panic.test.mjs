@@ -1,0 +1,55 @@
+// Hostile values where the core could once panic or part from V8: a
+// mountedVariants array no comparison orders, numbers halfway between two
+// shortest forms.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { native, tempProject } from './helpers.mjs';
+
+const { createLiveSessionStore } = native;
+
+/** A session whose snapshot file says `fields`, read by a fresh store. */
+function sessionWith(fields) {
+  const dir = tempProject();
+  const writer = createLiveSessionStore({ cwd: dir });
+  writer.appendEvent({ type: 'generate', id: 's', count: 3 });
+  const file = path.join(writer.rootDir, 's.snapshot.json');
+  const { __journalBytes, __nextSeq, ...snapshot } = JSON.parse(fs.readFileSync(file, 'utf8'));
+  fs.writeFileSync(file, JSON.stringify({ ...snapshot, ...fields, __journalBytes, __nextSeq }));
+  return createLiveSessionStore({ cwd: dir });
+}
+
+function randomSource(seed) {
+  return () => {
+    seed ^= seed << 13; seed >>>= 0;
+    seed ^= seed >>> 17;
+    seed ^= seed << 5; seed >>>= 0;
+    return seed / 2 ** 32;
+  };
+}
+
+test('variant_mounted sorts a mountedVariants no comparison orders as V8 does, without a panic', () => {
+  const random = randomSource(0x5eed);
+  const odd = ['x', '', 'NaN', 'Infinity', ' 7 ', '0x1f', null, true, false, [], [3], {}, 1e308, -1e308, 0.5];
+  let unordered = 0;
+  for (let round = 0; round < 60; round++) {
+    const n = [3, 5, 7, 9, 12, 21, 32, 70, 150][round % 9];
+    const oddShare = [0.05, 0.3, 0.7][round % 3];
+    const variants = Array.from({ length: n }, () => (random() < oddShare ? odd[Math.floor(random() * odd.length)] : Math.floor(random() * 60)));
+    const store = sessionWith({ mountedVariants: variants });
+    const got = store.appendEvent({ type: 'variant_mounted', id: 's', variant: 100 }).mountedVariants;
+    // The old module's expression, in this process's V8.
+    const expected = [...variants, 100].sort((a, b) => a - b);
+    assert.deepEqual(got, expected, JSON.stringify(variants));
+    assert.deepEqual(store.getSnapshot('s').mountedVariants, expected);
+    const total = [...variants, 100].map((v, i) => [Number(v), i]).sort((a, b) => (a[0] - b[0]) || (Number.isNaN(a[0]) - Number.isNaN(b[0])) || a[1] - b[1]);
+    unordered += Number(JSON.stringify(total.map(([, i]) => [...variants, 100][i])) !== JSON.stringify(expected));
+  }
+  assert.ok(unordered > 10, `most rounds need V8's own order: ${unordered} of 60`);
+});
+
+test('variant_mounted throws as V8 does on an element no number can be made of', () => {
+  const store = sessionWith({ mountedVariants: [1, { toString: 1 }] });
+  assert.throws(() => store.appendEvent({ type: 'variant_mounted', id: 's', variant: 2 }), { name: 'TypeError', message: 'Cannot convert object to primitive value' });
+});
