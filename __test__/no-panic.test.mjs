@@ -53,3 +53,12 @@ test('variant_mounted throws as V8 does on an element no number can be made of',
   const store = sessionWith({ mountedVariants: [1, { toString: 1 }] });
   assert.throws(() => store.appendEvent({ type: 'variant_mounted', id: 's', variant: 2 }), { name: 'TypeError', message: 'Cannot convert object to primitive value' });
 });
+
+test('a number halfway between two shortest forms is written with the even digit, as V8 writes it', () => {
+  const halfway = [562949953824580.25, 1125899906842624.75, 1939917796286158.25];
+  const store = sessionWith({ mountedVariants: halfway });
+  store.appendEvent({ type: 'variant_mounted', id: 's', variant: 3 });
+  const text = fs.readFileSync(path.join(store.rootDir, 's.snapshot.json'), 'utf8');
+  for (const n of halfway) assert.ok(text.includes(String(n)), `${String(n)} in ${text.slice(0, 400)}`);
+  assert.deepEqual(halfway.map(String), ['562949953824580.2', '1125899906842624.8', '1939917796286158.2']);
+});
