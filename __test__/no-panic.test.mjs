@@ -62,3 +62,31 @@ test('a number halfway between two shortest forms is written with the even digit
   for (const n of halfway) assert.ok(text.includes(String(n)), `${String(n)} in ${text.slice(0, 400)}`);
   assert.deepEqual(halfway.map(String), ['562949953824580.2', '1125899906842624.8', '1939917796286158.2']);
 });
+
+test('a panic inside an operation throws an Error; the process lives on, the store still works, its files stay as they were', async () => {
+  const { createRequire } = await import('node:module');
+  const binding = createRequire(import.meta.url)('../binding.js');
+  const { treeBytes } = await import('./helpers.mjs');
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir });
+  store.appendEvent({ type: 'generate', id: 's', count: 3 });
+  const [handle] = binding.storeOpen(dir, false);
+  const version = binding.storeRead(handle, 's');
+  assert.ok(version > 0);
+  assert.equal(binding.storeRead(handle, 's'), version, 'an unchanged session keeps its version');
+  const before = treeBytes(dir);
+  for (let i = 0; i < 3; i++) {
+    assert.throws(() => binding.storePanicForTest(handle, 's'), (e) => e instanceof Error && /store_panic_for_test asked for/.test(e.message));
+  }
+  assert.deepEqual(treeBytes(dir), before);
+  // The same handle: not left borrowed, its cache dropped and derived
+  // again from the journal (a new version).
+  const rederived = binding.storeRead(handle, 's');
+  assert.ok(rederived > 0 && rederived !== version, `${rederived} after ${version}`);
+  assert.equal(JSON.parse(binding.storeSnapshot(handle, 's', -1)).expectedVariants, 3);
+  const entry = JSON.stringify({ seq: 0, id: 's', type: 'variant_mounted', ts: new Date().toISOString(), event: { type: 'variant_mounted', id: 's', variant: 2 } });
+  binding.storeAppendJson(handle, 's', entry, -1);
+  assert.deepEqual(JSON.parse(binding.storeSnapshot(handle, 's', -1)).mountedVariants, [2]);
+  assert.deepEqual(store.getSnapshot('s').mountedVariants, [2]);
+  assert.equal(fs.readFileSync(path.join(store.rootDir, 's.jsonl'), 'utf8').trim().split('\n').length, 2);
+});

@@ -25,7 +25,7 @@ pub use store::{store_append, store_append_json, store_flush, store_has, store_o
 
 /// The project root of an absolute, resolved `cwd` (`home` is
 /// `os.homedir()`), as quiver-cli resolves it.
-#[napi]
+#[napi(catch_unwind)]
 pub fn project_root_of(env: Env, abs_cwd: String, home: String) -> Result<String> {
     let js = Js::new(env.raw());
     Ok(project_root(js, &abs_cwd, &home)?.to_string_lossy().into_owned())
@@ -39,7 +39,7 @@ fn project_root(js: Js, abs_cwd: &str, home: &str) -> JsResult<PathBuf> {
 }
 
 /// Whether `id` may name a session (`[A-Za-z0-9_-]{1,128}`).
-#[napi]
+#[napi(catch_unwind)]
 pub fn is_session_id(id: String) -> bool {
     safe_session_id(&id).is_ok()
 }
@@ -65,7 +65,7 @@ pub struct Schema {
     pub mount_failure_history: u32,
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn schema() -> Schema {
     let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
     let base = FIELDS.iter().map(|f| SchemaField { name: f.name.into(), rebuild: format!("{:?}", f.rebuild), ts_type: f.ts_type.into(), added: false });

@@ -14,7 +14,7 @@ use crate::errors;
 
 /// The lock file for `abs_file`: `<root>/.impeccable/live/locks/<24 hex>.lock`,
 /// where `<root>` is the project root of `abs_cwd` (`home` is `os.homedir()`).
-#[napi]
+#[napi(catch_unwind)]
 pub fn lock_path(env: Env, abs_file: String, abs_cwd: String, home: String) -> Result<String> {
     let js = Js::new(env.raw());
     let root = crate::project_root(js, &abs_cwd, &home)?;
@@ -27,7 +27,7 @@ fn lock_file(root: &Path, abs_file: &str) -> PathBuf {
 
 /// One attempt at the lock: clears a stale one, then creates it
 /// exclusively. Its token, or `null` while another holder has it.
-#[napi]
+#[napi(catch_unwind)]
 pub fn try_lock(env: Env, lock_path: String, owner_json: Option<String>, abs_file: String) -> Result<Option<String>> {
     let js = Js::new(env.raw());
     let attempt: JsResult<_> = lock::try_acquire(Path::new(&lock_path), owner_json.as_deref(), &abs_file).map_err(|e| errors::throw_fs(js, &e));
@@ -35,7 +35,7 @@ pub fn try_lock(env: Env, lock_path: String, owner_json: Option<String>, abs_fil
 }
 
 /// Removes the lock if it still carries `token`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn unlock(lock_path: String, token: String) {
     lock::release(&Acquired { lock_path: PathBuf::from(lock_path), token });
 }
