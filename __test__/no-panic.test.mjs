@@ -90,3 +90,32 @@ test('a panic inside an operation throws an Error; the process lives on, the sto
   assert.deepEqual(store.getSnapshot('s').mountedVariants, [2]);
   assert.equal(fs.readFileSync(path.join(store.rootDir, 's.jsonl'), 'utf8').trim().split('\n').length, 2);
 });
+
+test('a value nested a million deep in a snapshot file or a journal line takes nothing down', () => {
+  const deep = '['.repeat(1e6) + ']'.repeat(1e6);
+  const settle = (fn) => {
+    try {
+      return fn();
+    } catch (e) {
+      assert.ok(e instanceof Error, String(e));
+      return e;
+    }
+  };
+  // In the snapshot file: a key beyond the base fields.
+  const fromFile = sessionWith({ mountedVariants: [] });
+  const file = path.join(fromFile.rootDir, 's.snapshot.json');
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('"mountedVariants":[]', `"mountedVariants":[],"deep":${deep}`));
+  const reader = createLiveSessionStore({ cwd: path.resolve(fromFile.rootDir, '..', '..', '..') });
+  assert.equal(reader.rootDir, fromFile.rootDir);
+  settle(() => reader.getSnapshot('s'));
+  settle(() => reader.appendEvent({ type: 'variant_mounted', id: 's', variant: 2 }));
+  // In a journal line another process appended.
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir });
+  store.appendEvent({ type: 'generate', id: 'j', count: 3 });
+  fs.appendFileSync(path.join(store.rootDir, 'j.jsonl'), `{"seq":2,"id":"j","type":"generate","ts":"2026-01-01T00:00:00.000Z","event":{"type":"generate","id":"j","count":3,"deep":${deep}}}\n`);
+  settle(() => createLiveSessionStore({ cwd: dir }).getSnapshot('j'));
+  settle(() => store.appendEvent({ type: 'variant_mounted', id: 'j', variant: 2 }));
+  // Still working: a new session in the same store.
+  assert.equal(store.appendEvent({ type: 'generate', id: 'k', count: 1 }).expectedVariants, 1);
+});
