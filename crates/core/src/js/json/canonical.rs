@@ -14,7 +14,7 @@ use crate::js::number::number_to_string;
 /// Whether `text`, known to be one valid JSON object, equals
 /// `JSON.stringify(JSON.parse(text))` with the top-level keys in `dropped`
 /// removed, which must then not occur.
-pub fn is_canonical_object(text: &str, dropped: &[&str]) -> bool {
+pub(crate) fn is_canonical_object(text: &str, dropped: &[&str]) -> bool {
     let b = text.as_bytes();
     if b.first() != Some(&b'{') {
         return false;

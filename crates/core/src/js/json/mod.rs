@@ -13,7 +13,7 @@ pub mod skim;
 mod write;
 
 pub(crate) use parse::plain_len;
-pub use canonical::is_canonical_object;
+pub(crate) use canonical::is_canonical_object;
 pub use parse::{parse, parse_simple, ParseError};
 pub use write::{stringify, write_to, stringify_members, stringify_members_within, stringify_pretty, write_number, write_string};
 
