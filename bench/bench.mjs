@@ -2,7 +2,7 @@
 // Benchmarks quiver-live-native against the old JS modules of quiver-cli.
 //
 //   npm run bench                       build, then the full run (a few minutes on 2 cores, incl. a 600 MiB file)
-//   node bench/bench.mjs --quick        smoke run: fewer ops, smaller sizes, no 600 MiB file
+//   node bench/bench.mjs --quick        smoke run: fewer ops, smaller sizes, no 600 MiB file or 200 MiB line
 //   node bench/bench.mjs --only append,day [--big] [--rounds 7]
 //
 // With QUIVER_REFERENCE_DIR pointing at a checkout of pbakaus/impeccable, the
@@ -14,8 +14,8 @@
 // kind, measured in the same run) and whether the target is met.
 //
 // Workloads (names for --only): append, phases, snapshot, replay,
-// replay-scale, replay-stale, foreign, list, lock, traffic, day, big, memory,
-// durable, load.
+// replay-scale, replay-stale, foreign, list, lock, traffic, day, big,
+// long-line, memory, durable, load.
 //
 // The events are the live server's own: the agent_phase names live-server.mjs
 // records, ids of 8 hex characters, generate events carrying the element
@@ -566,10 +566,10 @@ if (roundsArg >= 0) CFG.rounds = Math.max(5, Number(argv[roundsArg + 1]) || CFG.
 CFG.replayRounds = Math.max(CFG.rounds, CFG.replayRounds);
 
 const WORKLOADS = ['append', 'phases', 'snapshot', 'replay', 'replay-scale', 'replay-stale', 'foreign', 'list', 'lock',
-  'traffic', 'day', 'big', 'memory', 'durable', 'load'];
+  'traffic', 'day', 'big', 'long-line', 'memory', 'durable', 'load'];
 function enabled(name) {
   if (ONLY) return ONLY.has(name);
-  if (name === 'big') return !QUICK || BIG;
+  if (name === 'big' || name === 'long-line') return !QUICK || BIG;
   return true;
 }
 
@@ -1158,6 +1158,38 @@ async function wBig(impls, liveDir) {
   removeDir(dir);
 }
 
+/**
+ * A journal of one 200 MiB line (a generate event carrying a long note),
+ * read by a fresh store in a child process; the two modules alternate, and
+ * the snapshot file each read writes is removed before the next.
+ */
+async function wLongLine(impls, liveDir) {
+  const id = hexId(9);
+  const dir = project('long-line');
+  const file = journalOf(dir, id);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const unit = 'Lorem ipsum dolor sit amet, "consectetur" adipiscing elit — sed do eiusmod tempor incididunt. ';
+  const note = unit.repeat(Math.ceil(200 * 2 ** 20 / Buffer.byteLength(unit)));
+  fs.writeFileSync(file, journalLine(1, { type: 'generate', id, count: 3, note }, BASE_TS));
+  const bytes = fs.statSync(file).size;
+  const ms = { native: [], js: [] };
+  const kinds = impls.js ? ['native', 'js'] : ['native'];
+  for (let round = 0; round < 3; round++) {
+    for (const impl of kinds) {
+      fs.rmSync(snapshotOf(dir, id), { force: true });
+      const res = runChild(['big', JSON.stringify({ impl, liveDir, dir, id })]);
+      if (res.error || res.nextSeq !== 2) MISSES.push(`long line (${impl}): ${res.error ?? `__nextSeq ${res.nextSeq}`}`);
+      else ms[impl].push(res.ms);
+    }
+  }
+  const range = (xs) => (xs.length ? `${fmt(Math.min(...xs))}-${fmt(Math.max(...xs))}` : '—');
+  row(`cold getSnapshot of a journal holding one ${(bytes / 2 ** 20).toFixed(0)} MiB line, fresh store in a child (ms, not µs)`, {
+    old: ms.js.length ? median(ms.js) : null, native: ms.native.length ? median(ms.native) : null, target: { ratio: 0.8 }, targetText: '≤1.25x old',
+  });
+  NOTES.push(`long line: ${kinds.length * 3} child processes, modules alternating; native ${range(ms.native)} ms, old ${range(ms.js)} ms; load average ${loadavg()}.`);
+  removeDir(dir);
+}
+
 /** Memory held by one store with 1,000 sessions, one child process per implementation and round. */
 async function wMemory(impls, liveDir) {
   const count = CFG.memorySessions;
@@ -1449,6 +1481,7 @@ async function main() {
     traffic: () => wTraffic(impls),
     day: () => wDay(impls),
     big: () => wBig(impls, liveDir),
+    'long-line': () => wLongLine(impls, liveDir),
     memory: () => wMemory(impls, liveDir),
     durable: () => wDurable(impls),
     load: () => wLoad(impls, liveDir),

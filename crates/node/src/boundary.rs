@@ -61,7 +61,7 @@ pub struct Boundary {
     pub host_ops: Vec<String>,
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn boundary() -> Boundary {
     Boundary {
         payload: PayloadKinds { whole: PayloadKind::Whole as u32, changed_fields: PayloadKind::ChangedFields as u32 },

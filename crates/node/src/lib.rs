@@ -4,6 +4,7 @@
 
 mod boundary;
 mod convert;
+mod engine;
 mod env;
 mod errors;
 mod host;
@@ -27,7 +28,7 @@ pub use store::{store_append, store_append_json, store_drop_unrendered, store_fl
 
 /// The project root of an absolute, resolved `cwd` (`home` is
 /// `os.homedir()`), as quiver-cli resolves it.
-#[napi]
+#[napi(catch_unwind)]
 pub fn project_root_of(env: Env, abs_cwd: String, home: String) -> Result<String> {
     let js = Js::new(env.raw());
     Ok(project_root(js, &abs_cwd, &home)?.to_string_lossy().into_owned())
@@ -41,7 +42,7 @@ fn project_root(js: Js, abs_cwd: &str, home: &str) -> JsResult<PathBuf> {
 }
 
 /// Whether `id` may name a session (`[A-Za-z0-9_-]{1,128}`).
-#[napi]
+#[napi(catch_unwind)]
 pub fn is_session_id(id: String) -> bool {
     safe_session_id(&id).is_ok()
 }
@@ -67,7 +68,7 @@ pub struct Schema {
     pub mount_failure_history: u32,
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn schema() -> Schema {
     let strings = |items: &[&str]| items.iter().map(|s| s.to_string()).collect();
     let base = FIELDS.iter().map(|f| SchemaField { name: f.name.into(), rebuild: format!("{:?}", f.rebuild), ts_type: f.ts_type.into(), added: false });
@@ -91,7 +92,7 @@ pub struct LockVerdict {
 }
 
 /// Judges the lock file at `path` as the store does before sweeping it.
-#[napi]
+#[napi(catch_unwind)]
 pub fn judge_lock(path: String) -> LockVerdict {
     let (verdict, stale) = inspect::lock_verdict(&path);
     LockVerdict { verdict: verdict.into(), stale }
@@ -99,7 +100,7 @@ pub fn judge_lock(path: String) -> LockVerdict {
 
 /// Removes the lock at `path` if the store judges it stale right now (and
 /// it is still the file judged); whether it did.
-#[napi]
+#[napi(catch_unwind)]
 pub fn clear_stale_lock(path: String) -> bool {
     quiver_live_core::lock::clear_stale(Path::new(&path))
 }
@@ -115,7 +116,7 @@ pub struct Distrust {
 
 /// Why readers would not trust a snapshot file holding `bytes` for session
 /// `id` and a journal of `journal_bytes` bytes: empty when they would.
-#[napi]
+#[napi(catch_unwind)]
 pub fn judge_snapshot_file(bytes: Buffer, id: String, journal_bytes: i64) -> Vec<Distrust> {
     let broken = inspect::snapshot_distrust(&bytes, &id, u64::try_from(journal_bytes).unwrap_or(u64::MAX));
     broken.into_iter().map(|(rule, found)| Distrust { rule: rule.into(), found }).collect()
@@ -154,7 +155,7 @@ pub struct JournalReport {
 
 /// Replays the journal at `path` as session `id`, as the store would, and
 /// reports on its lines.
-#[napi]
+#[napi(catch_unwind)]
 pub fn inspect_journal(env: Env, path: String, id: String) -> Result<JournalReport> {
     let js = Js::new(env.raw());
     let facts = inspect::journal_facts(js, &path, &id)?;
@@ -180,7 +181,7 @@ pub struct StagedWriter {
 /// The writer of the staging file named `name` (`.<16 hex>.<target>.<pid>.tmp`),
 /// as a store opened on its directory judges it before removing the files of
 /// dead writers; `null` when `name` is not a staging file's.
-#[napi]
+#[napi(catch_unwind)]
 pub fn staged_file_writer(name: String) -> Option<StagedWriter> {
     inspect::staged_writer(&name).map(|(pid, alive)| StagedWriter { pid, alive })
 }

@@ -14,7 +14,7 @@ use crate::errors;
 
 /// The lock file for `abs_file`: `<root>/.impeccable/live/locks/<24 hex>.lock`,
 /// where `<root>` is the project root of `abs_cwd` (`home` is `os.homedir()`).
-#[napi]
+#[napi(catch_unwind)]
 pub fn lock_path(env: Env, abs_file: String, abs_cwd: String, home: String) -> Result<String> {
     let js = Js::new(env.raw());
     let root = crate::project_root(js, &abs_cwd, &home)?;
@@ -29,7 +29,7 @@ fn lock_file(root: &Path, abs_file: &str) -> PathBuf {
 /// exclusively. Its token, or `null` while another holder has it.
 /// `file_json` is V8's `JSON.stringify` of the locked file's absolute path
 /// (a Rust `String` could not hold a lone surrogate).
-#[napi]
+#[napi(catch_unwind)]
 pub fn try_lock(env: Env, lock_path: String, owner_json: Option<String>, file_json: String) -> Result<Option<String>> {
     let js = Js::new(env.raw());
     let attempt: JsResult<_> = lock::try_acquire(Path::new(&lock_path), owner_json.as_deref(), &file_json).map_err(|e| errors::throw_fs(js, &e));
@@ -37,7 +37,7 @@ pub fn try_lock(env: Env, lock_path: String, owner_json: Option<String>, file_js
 }
 
 /// Removes the lock if it still carries `token`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn unlock(lock_path: String, token: String) {
     lock::release(&Acquired { lock_path: PathBuf::from(lock_path), token });
 }

@@ -62,7 +62,7 @@ impl Drop for State {
 
 /// Opens the store of a project root, creating its sessions directory:
 /// `[handle, rootDir, legacyRootDir]`. `ops` is the wrapper's `HOST_OPS`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn store_open(env: Env, project_root: String, durable: bool, ops: Object) -> Result<(External<NativeStore>, String, String)> {
     let js = Js::new(env.raw());
     let store = Store::open(Path::new(&project_root), durable).map_err(|e| errors::throw_fs(js, &e))?;
@@ -73,7 +73,7 @@ pub fn store_open(env: Env, project_root: String, durable: bool, ops: Object) ->
 }
 
 /// Whether a journal exists for a valid id in either directory.
-#[napi]
+#[napi(catch_unwind)]
 pub fn store_has(env: Env, store: &External<NativeStore>, id: String) -> Result<bool> {
     let js = Js::new(env.raw());
     Ok(store.state(js)?.store.has(&id).map_err(|e| errors::throw_store(js, &e))?)
@@ -81,7 +81,7 @@ pub fn store_has(env: Env, store: &External<NativeStore>, id: String) -> Result<
 
 /// Brings the session's snapshot up to date; returns its version, or -1
 /// when `id` cannot name a session (the wrapper words that error).
-#[napi]
+#[napi(catch_unwind)]
 pub fn store_read(env: Env, store: &External<NativeStore>, id: String) -> Result<f64> {
     if safe_session_id(&id).is_err() {
         return Ok(-1.0);
@@ -92,7 +92,7 @@ pub fn store_read(env: Env, store: &External<NativeStore>, id: String) -> Result
 
 /// Re-derives the session from its journal and rewrites its snapshot
 /// file; returns `[version, what its file awaits]` (see [`store_persist`]).
-#[napi]
+#[napi(catch_unwind)]
 pub fn store_flush(env: Env, store: &External<NativeStore>, id: String) -> Result<(f64, Option<Vec<f64>>)> {
     let js = Js::new(env.raw());
     let version = store.answered(js, |state, answers| state.store.flush(&id, answers).map(|v| v.version as f64))?;
@@ -110,7 +110,7 @@ fn awaited_render(state: &State, id: &str) -> Option<Vec<f64>> {
 /// for V8 to render: `text` is the wrapper's `JSON.stringify` of the
 /// snapshot with its two bookkeeping keys, as the old module writes it.
 /// Where that throws, the wrapper calls [`store_drop_unrendered`] instead.
-#[napi]
+#[napi(catch_unwind)]
 pub fn store_persist(env: Env, store: &External<NativeStore>, id: String, version: f64, text: String) -> Result<()> {
     let js = Js::new(env.raw());
     let mut state = store.state(js)?;
@@ -121,7 +121,7 @@ pub fn store_persist(env: Env, store: &External<NativeStore>, id: String, versio
 /// Drops the cached state of a session whose snapshot file V8 could not
 /// render, so the next read re-derives it from the journal, as the old
 /// module's does.
-#[napi]
+#[napi(catch_unwind)]
 pub fn store_drop_unrendered(env: Env, store: &External<NativeStore>, id: String) -> Result<()> {
     let js = Js::new(env.raw());
     store.state(js)?.store.drop_unrendered(&id);
@@ -132,7 +132,7 @@ pub fn store_drop_unrendered(env: Env, store: &External<NativeStore>, id: String
 /// entry with `seq: 0`, which is replaced), stamped `ts`. Returns
 /// `[version, snapshot payload against base, what the snapshot file
 /// awaits]` (see [`store_snapshot`] and [`store_flush`]).
-#[napi(ts_return_type = "[number, string | [number, string, string | null, Array<unknown>], [number, number] | null]")]
+#[napi(catch_unwind, ts_return_type = "[number, string | [number, string, string | null, Array<unknown>], [number, number] | null]")]
 pub fn store_append<'a>(env: &'a Env, store: &External<NativeStore>, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
     let plain = store.state(js)?.op(js, PLAIN_DATA)?;
@@ -148,7 +148,7 @@ pub fn store_append<'a>(env: &'a Env, store: &External<NativeStore>, id: String,
 /// [`store_append`] for an event whose JSON text says all of it (no
 /// `undefined`, `NaN`, `-0`, function or symbol anywhere): the model is
 /// parsed from `entry` instead of read through Node-API.
-#[napi(ts_return_type = "[number, string | [number, string, string | null, Array<unknown>], [number, number] | null]")]
+#[napi(catch_unwind, ts_return_type = "[number, string | [number, string, string | null, Array<unknown>], [number, number] | null]")]
 pub fn store_append_json<'a>(env: &'a Env, store: &External<NativeStore>, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
     let Some(mut parsed) = json::parse(&entry).ok().and_then(Value::into_object) else {
@@ -164,7 +164,7 @@ pub fn store_append_json<'a>(env: &'a Env, store: &External<NativeStore>, id: St
 /// says whether the text holds the whole snapshot or only the fields that
 /// changed since version `base` (the wrapper holds that one); `patches` is
 /// null when JSON carries everything.
-#[napi(ts_return_type = "string | [number, string, string | null, Array<unknown>]")]
+#[napi(catch_unwind, ts_return_type = "string | [number, string, string | null, Array<unknown>]")]
 pub fn store_snapshot<'a>(env: &'a Env, store: &External<NativeStore>, id: String, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
     Ok(raw(env, store.state(js)?.payload_for(js, &id, base)?))
@@ -172,11 +172,53 @@ pub fn store_snapshot<'a>(env: &'a Env, store: &External<NativeStore>, id: Strin
 
 /// The sessions `listActiveSessions()` returns, in JS sort order,
 /// brought up to date: `[ids, versions]`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn store_read_active(env: Env, store: &External<NativeStore>) -> Result<(Vec<String>, Vec<f64>)> {
     let js = Js::new(env.raw());
     let active = store.answered(js, |state, answers| state.store.read_active(answers))?;
     Ok(active.into_iter().map(|(id, version)| (id, version as f64)).unzip())
+}
+
+/// Panics, on purpose, halfway through an operation on the session `id`
+/// (its state read and borrowed): the only way to show from JavaScript that
+/// a panic becomes a thrown Error and leaves the store usable. Not part of
+/// the API: index.js does not export it, and only the tests call it.
+#[napi(catch_unwind)]
+pub fn store_panic_for_test(env: Env, store: &External<NativeStore>, id: String) -> Result<()> {
+    let js = Js::new(env.raw());
+    store.answered(js, |state, answers| {
+        state.store.read(&id, true, answers)?;
+        panic!("quiver-live-native: the panic store_panic_for_test asked for")
+    })?;
+    Ok(())
+}
+
+/// The state, borrowed for one operation. A panic inside it (a bug: the
+/// entry points turn it into a thrown Error) may leave a derivation half
+/// changed, so unwinding drops every cached one, and the next call derives
+/// them again from the files, which a panic never leaves half written
+/// (appends are single writes, snapshot files are renamed into place).
+pub(crate) struct Borrowed<'a>(RefMut<'a, State>);
+
+impl Drop for Borrowed<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store.forget();
+        }
+    }
+}
+
+impl std::ops::Deref for Borrowed<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Borrowed<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.0
+    }
 }
 
 /// How many times an operation is run again with new answers from V8 before
@@ -188,8 +230,9 @@ const ATTEMPTS: usize = 16;
 impl NativeStore {
     /// The state, or a thrown error when JS the store's caller runs inside
     /// an operation (none does: see [`NativeStore::answered`]) calls it.
-    pub(crate) fn state(&self, js: Js) -> JsResult<RefMut<'_, State>> {
-        self.state.try_borrow_mut().map_err(|_| errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: store re-entered during an operation"))
+    pub(crate) fn state(&self, js: Js) -> JsResult<Borrowed<'_>> {
+        let state = self.state.try_borrow_mut().map_err(|_| errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: store re-entered during an operation"))?;
+        Ok(Borrowed(state))
     }
 
     /// Runs a store operation, which never runs JavaScript: when it needs

@@ -4,6 +4,7 @@ pub mod date;
 pub mod json;
 pub mod number;
 pub mod ops;
+pub mod sort;
 pub mod string;
 pub mod value;
 

@@ -27,13 +27,15 @@ pub struct LazyObject {
     text: Box<str>,
     drop_token: bool,
     built: OnceCell<Value>,
+    /// Whether `text` is what `JSON.stringify` writes for the value.
+    canonical: OnceCell<bool>,
 }
 
 impl Slot {
     /// `{ ...JSON.parse(text) }` less `token` when `drop_token`, for text a
     /// validating skim has already found to be one JSON object.
     pub fn object_text(text: &str, drop_token: bool) -> Slot {
-        Slot::Text(Box::new(LazyObject { text: text.into(), drop_token, built: OnceCell::new() }))
+        Slot::Text(Box::new(LazyObject { text: text.into(), drop_token, built: OnceCell::new(), canonical: OnceCell::new() }))
     }
 
     pub fn value(&self) -> &Value {
@@ -48,6 +50,18 @@ impl Slot {
         match self {
             Slot::Value(v) => Some(v),
             Slot::Text(lazy) => lazy.built.get(),
+        }
+    }
+
+    /// The JSON text `JSON.stringify` writes for the value, when the slot
+    /// holds it already: its text copied as it stands (checked once).
+    pub fn stringified(&self) -> Option<&str> {
+        match self {
+            Slot::Value(_) => None,
+            Slot::Text(lazy) => {
+                let dropped: &[&str] = if lazy.drop_token { &["token"] } else { &[] };
+                lazy.canonical.get_or_init(|| json::is_canonical_object(&lazy.text, dropped)).then_some(&*lazy.text)
+            }
         }
     }
 

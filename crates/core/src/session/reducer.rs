@@ -20,6 +20,7 @@
 //! half of a case, so the snapshot is left as it was.
 
 use crate::js::date;
+use crate::js::sort;
 use crate::js::value::Object;
 use crate::js::ops::{is_integer, loose_ge, spread_array, spread_object, TypeError};
 use crate::js::{JsStr, Value, UNDEFINED};
@@ -691,17 +692,21 @@ fn has_screenshot(artifacts: &Value, path: &Value) -> Result<bool, TypeError> {
     Ok(false)
 }
 
-/// `items.sort((a, b) => a - b)`: the comparator converts every element
-/// when there are two or more, and throws where `Number()` would.
-fn sorted_by_number(mut items: Vec<Value>) -> Result<Vec<Value>, TypeError> {
-    if items.len() < 2 {
-        return Ok(items);
+/// `items.sort((a, b) => a - b)` in V8's order, also where the comparator
+/// is no order at all (NaN, from a string that is not a number, compares as
+/// equal to everything). `undefined` goes last without being compared; the
+/// comparator converts every other element when there are two or more, and
+/// throws where `Number()` would.
+fn sorted_by_number(items: Vec<Value>) -> Result<Vec<Value>, TypeError> {
+    let (mut defined, undefined): (Vec<Value>, Vec<Value>) = items.into_iter().partition(|v| !matches!(v, Value::Undefined));
+    if defined.len() >= 2 {
+        let keys = defined.iter().map(Value::to_number).collect::<Result<Vec<f64>, _>>()?;
+        let order = sort::v8_sort_order(keys.len(), |x, y| keys[x] - keys[y] < 0.0);
+        let mut slots: Vec<Option<Value>> = defined.drain(..).map(Some).collect();
+        defined = order.into_iter().filter_map(|i| slots[i].take()).collect();
     }
-    let keys = items.iter().map(Value::to_number).collect::<Result<Vec<f64>, _>>()?;
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by(|&a, &b| (keys[a] - keys[b]).partial_cmp(&0.0).unwrap_or(std::cmp::Ordering::Equal));
-    let mut slots: Vec<Option<Value>> = items.drain(..).map(Some).collect();
-    Ok(order.into_iter().filter_map(|i| slots[i].take()).collect())
+    defined.extend(undefined);
+    Ok(defined)
 }
 
 fn same_value_zero(v: &Value, n: f64) -> bool {

@@ -30,6 +30,12 @@ pub struct Snapshot {
 
 const _: () = assert!(FIELD_COUNT <= 64, "a snapshot's change bits are one u64");
 
+/// A member's value, or the JSON text `JSON.stringify` writes for it.
+pub enum Member<'a> {
+    Value(&'a Value),
+    Json(&'a str),
+}
+
 /// What a change left different: `None` when a key beyond the base fields
 /// changed, else the base fields that did (in the snapshot's order).
 pub type Changes = Option<Vec<Field>>;
@@ -124,6 +130,16 @@ impl Snapshot {
     /// Whether a host value is anywhere in the snapshot.
     pub fn holds_host(&self) -> bool {
         self.built_values().any(Value::holds_host)
+    }
+
+    /// [`Snapshot::members`], a field whose JSON text it holds already (see
+    /// [`Slot::stringified`]) given as that text, unbuilt.
+    pub fn members_or_json(&self) -> impl Iterator<Item = (&JsStr, Member<'_>)> {
+        let leading = self.others.iter().take_while(|(k, _)| array_index(k).is_some()).count();
+        let indices = self.others.iter().take(leading).map(|(k, v)| (k, Member::Value(v)));
+        let rest = self.others.iter().skip(leading).map(|(k, v)| (k, Member::Value(v)));
+        let fields = self.fields.iter().map(|slot| slot.stringified().map_or_else(|| Member::Value(slot.value()), Member::Json));
+        indices.chain(FIELD_KEYS.iter().zip(fields)).chain(rest)
     }
 
     pub fn members(&self) -> impl Iterator<Item = (&JsStr, &Value)> {

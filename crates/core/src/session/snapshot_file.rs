@@ -19,7 +19,7 @@ use crate::js::json;
 use crate::js::ops::is_integer;
 use crate::js::{JsStr, Object, Value};
 use crate::session::schema::{Field, COMPLETED_PHASES, FIELDS, FIELD_KEYS};
-use crate::session::snapshot::Snapshot;
+use crate::session::snapshot::{Member, Snapshot};
 use crate::sys;
 
 const META_JOURNAL_BYTES: &str = "__journalBytes";
@@ -112,10 +112,15 @@ impl SnapshotText {
     /// or changes, no key JSON.parse or the skim treats apart); `None` when
     /// not, or when `field` holds no array.
     pub fn of_model_with(s: &Snapshot, field: Field, extra: impl Iterator<Item = Value>) -> Option<SnapshotText> {
-        if !matches!(s.get(field), Value::Array(_)) || !s.members().all(|(_, v)| survives_json(v)) {
+        let survives = |m: &Member| match m {
+            Member::Value(v) => survives_json(v),
+            Member::Json(_) => true,
+        };
+        if !matches!(s.get(field), Value::Array(_)) || !s.members_or_json().all(|(_, m)| survives(&m)) {
             return None;
         }
-        let mut json = json::stringify_members(s.members(), None);
+        let texts: usize = s.members_or_json().map(|(_, m)| if let Member::Json(text) = m { text.len() } else { 0 }).sum();
+        let mut json = stringify_members_or_json(s.members_or_json(), texts);
         let mut extra = extra.peekable();
         if extra.peek().is_some() {
             json = append_to_array(&json, FIELD_KEYS[field as usize].as_str()?, extra)?;
@@ -173,6 +178,31 @@ impl Cached {
             Cached::Text(t) => json::parse(&t.json).ok()?.into_object().map(|o| Snapshot::over_base(id, &o)),
         }
     }
+}
+
+/// `JSON.stringify` of an object's members, each given as its value or as
+/// its text already; for members that all survive JSON (`survives_json`).
+fn stringify_members_or_json<'a>(members: impl Iterator<Item = (&'a JsStr, Member<'a>)>, texts_len: usize) -> String {
+    // A snapshot renders to one or two kilobytes besides the texts it
+    // copies: one allocation, not a string doubling its way up (and copying
+    // a long text again).
+    let mut out = String::with_capacity(2048 + texts_len);
+    out.push('{');
+    for (key, member) in members {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        json::write_string(&mut out, key);
+        out.push(':');
+        match member {
+            Member::Json(text) => out.push_str(text),
+            Member::Value(v) => {
+                json::write_to(&mut out, v);
+            }
+        }
+    }
+    out.push('}');
+    out
 }
 
 /// `text` (one JSON object) with `items` appended to the array held by its

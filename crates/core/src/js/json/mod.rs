@@ -7,13 +7,15 @@
 //! surrogates are escaped as `\udxxx`. Byte-identical output is what lets a JS
 //! process and a native one share a sessions directory.
 
+mod canonical;
 mod parse;
 pub mod skim;
 mod write;
 
 pub(crate) use parse::plain_len;
+pub(crate) use canonical::is_canonical_object;
 pub use parse::{parse, parse_simple, ParseError};
-pub use write::{stringify, stringify_members, stringify_members_within, stringify_pretty, write_number, write_string};
+pub use write::{stringify, write_to, stringify_members, stringify_members_within, stringify_pretty, write_number, write_string};
 
 #[cfg(test)]
 mod tests {

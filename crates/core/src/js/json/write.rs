@@ -13,6 +13,17 @@ pub fn stringify(v: &Value) -> Option<String> {
     write_value(&mut out, v, None, 0, &mut Stack::default()).then_some(out)
 }
 
+/// [`stringify`] appended to `out`; `false` (and `out` unchanged) for a
+/// value JSON cannot write.
+pub fn write_to(out: &mut String, v: &Value) -> bool {
+    let at = out.len();
+    let wrote = write_value(out, v, None, 0, &mut Stack::default());
+    if !wrote {
+        out.truncate(at);
+    }
+    wrote
+}
+
 /// `JSON.stringify(v, null, 2)`.
 pub fn stringify_pretty(v: &Value) -> Option<String> {
     let mut out = String::new();
