@@ -26,6 +26,7 @@ declare module 'node:util' { export const types: any; }
 declare module 'node:os' { const os: any; export = os; }
 declare var module: any;
 declare var process: any;
+declare class Buffer extends Uint8Array {}
 interface NativeStore {}
 `;
 
