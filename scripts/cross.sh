@@ -6,7 +6,7 @@
 #   scripts/cross.sh build [TRIPLE...]    release builds into target/cross/out (default: all)
 #   scripts/cross.sh test TRIPLE [ARGS]   scripts/run-tests.mjs [ARGS] on that target's Node
 #   scripts/cross.sh node TRIPLE [ARGS]   that target's Node, with its build selected
-#   scripts/cross.sh run TRIPLE [ARGS]    that target's Node, loading what a project installed
+#   scripts/cross.sh run TRIPLE [ARGS]    that target's Node in the current dir, loading what it installed
 #   scripts/cross.sh env                  the exports the tools need, for manual use
 #
 # Targets: the seven of package.json's napi.targets plus x86_64-pc-windows-gnu,
@@ -311,6 +311,7 @@ usage() {
   exit 2
 }
 
+CALLER_DIR=$PWD
 cd "$ROOT"
 command=${1:-}
 [ $# -gt 0 ] && shift
@@ -332,6 +333,7 @@ case $command in
     ;;
   run)
     [ $# -ge 1 ] || usage
+    cd "$CALLER_DIR"
     run_node "$@"
     ;;
   env) cmd_env ;;

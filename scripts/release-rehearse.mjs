@@ -371,7 +371,11 @@ function consumer(plan, tarballs, rows) {
   fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: `consumer-${plan.key}`, version: '1.0.0', private: true, type: 'module' }, null, 2));
   fs.writeFileSync(path.join(dir, 'use.mjs'), CONSUMER_SCRIPT);
   // As the README says to install before the first release: the two tarballs.
-  sh(`npm install --no-audit --no-fund ${plan.npm.join(' ')} ${path.join(TARBALLS, rootTgz)} ${path.join(TARBALLS, mine)}`, { cwd: dir });
+  // npm runs on this x64 glibc host and refuses another platform's package
+  // named on its command line (EBADPLATFORM, whatever --os/--cpu/--libc say):
+  // there --force installs it.
+  const foreign = plan.key !== 'linux-x64-gnu';
+  sh(`npm install --no-audit --no-fund ${plan.npm.join(' ')}${foreign ? ' --force' : ''} ${path.join(TARBALLS, rootTgz)} ${path.join(TARBALLS, mine)}`, { cwd: dir });
   const env = { ...process.env };
   delete env.QUIVER_LIVE_NATIVE_BINARY;
   for (const line of plan.lines ?? [null]) {
@@ -384,7 +388,8 @@ function consumer(plan, tarballs, rows) {
     console.log(`${plan.key}${line ? ` Node ${line}` : ''}: ${r.stdout.trim()}`);
     if (bad) throw new StepError(`${plan.key}: ${bad}${r.status !== 0 ? ` (exit ${r.status}: ${r.stderr.trim().split('\n').slice(-3).join(' ')})` : ''}`);
   }
-  return standIns.get(plan.key) ? `the binary is the build's stand-in (${standIns.get(plan.key)})` : '';
+  const notes = [foreign && 'installed with --force (npm runs on the x64 glibc host)', standIns.get(plan.key) && `the binary is the build's stand-in (${standIns.get(plan.key)})`];
+  return notes.filter(Boolean).join('; ');
 }
 
 // ------------------------------------------------------------------ output
