@@ -41,6 +41,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { load } from 'js-yaml';
+import { platformKey } from './check-package.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CACHE = path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'quiver-live-native');
@@ -205,7 +206,7 @@ function buildJob() {
         sh(expand(plan.command, {}), { nice: true, env: { ...env, CARGO_TARGET_DIR: path.join(ROOT, 'target', 'cross', plan.rename ? 'x86_64-pc-windows-gnu' : target) } });
         return [plan.note, uploadArtifact(target, plan)].filter(Boolean).join('; ');
       }, { standIn: plan.standIn });
-      if (built && plan.standIn) standIns.set(platformKeyOf(target), plan.standIn);
+      if (built && plan.standIn) standIns.set(platformKey(target), plan.standIn);
       if (target === 'x86_64-unknown-linux-gnu' && built) rustTests(env);
     }
   } finally {
@@ -215,12 +216,6 @@ function buildJob() {
 }
 
 const binariesIn = (dir) => fs.readdirSync(dir).filter((f) => f.startsWith(`${pkg.napi.binaryName}.`) && f.endsWith('.node'));
-const platformKeyOf = (triple) => {
-  const keys = { 'x86_64-unknown-linux-gnu': 'linux-x64-gnu', 'aarch64-unknown-linux-gnu': 'linux-arm64-gnu', 'x86_64-unknown-linux-musl': 'linux-x64-musl',
-    'aarch64-unknown-linux-musl': 'linux-arm64-musl', 'x86_64-apple-darwin': 'darwin-x64', 'aarch64-apple-darwin': 'darwin-arm64', 'x86_64-pc-windows-msvc': 'win32-x64-msvc' };
-  return keys[triple];
-};
-
 /** actions/upload-artifact: the build's `${APP_NAME}.*.node`, as download-artifact will lay it out. */
 function uploadArtifact(target, plan) {
   const upload = jobSteps('build').find((s) => s.uses?.startsWith('actions/upload-artifact@'));
@@ -313,7 +308,7 @@ function publishDryRun(command, env) {
 function packTarballs() {
   fs.rmSync(TARBALLS, { recursive: true, force: true });
   fs.mkdirSync(TARBALLS, { recursive: true });
-  const dirs = [STAGE, ...pkg.napi.targets.map((t) => path.join(STAGE, 'npm', platformKeyOf(t)))];
+  const dirs = [STAGE, ...pkg.napi.targets.map((t) => path.join(STAGE, 'npm', platformKey(t)))];
   const tarballs = [];
   for (const dir of dirs) {
     const r = capture('npm', ['pack', '--json', '--pack-destination', TARBALLS], { cwd: dir });
