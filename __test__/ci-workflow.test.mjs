@@ -93,6 +93,17 @@ test('a version tag publishes, after every test, through napi prepublish', () =>
   assert.match(runs('publish'), /npm publish/);
   // npm publish runs prepublishOnly: the binaries' check, then napi prepublish.
   assert.match(pkg.scripts.prepublishOnly, /check-package\.mjs --release && napi prepublish -t npm/);
+  // The job may only read the repository and has no GitHub token: napi
+  // prepublish must not try to create a GitHub release.
+  assert.equal(publish.permissions.contents, 'read');
+  assert.match(pkg.scripts.prepublishOnly, /napi prepublish [^&]*--no-gh-release/);
+});
+
+test('lint follows sourced files and checks this workflow', () => {
+  // Without -x, shellcheck stops at SC1091 on every `source`.
+  assert.match(runs('lint'), /^shellcheck -x .*scripts\/cross\.sh.*\.ci\/run/m);
+  assert.match(runs('lint'), /actionlint" -no-color \.github\/workflows\/CI\.yml/);
+  assert.match(runs('lint'), /node scripts\/version\.mjs/);
 });
 
 test('a scheduled job runs the reference suites against upstream main', () => {

@@ -6,6 +6,7 @@
 #   scripts/cross.sh build [TRIPLE...]    release builds into target/cross/out (default: all)
 #   scripts/cross.sh test TRIPLE [ARGS]   scripts/run-tests.mjs [ARGS] on that target's Node
 #   scripts/cross.sh node TRIPLE [ARGS]   that target's Node, with its build selected
+#   scripts/cross.sh run TRIPLE [ARGS]    that target's Node in the current dir, loading what it installed
 #   scripts/cross.sh env                  the exports the tools need, for manual use
 #
 # Targets: the seven of package.json's napi.targets plus x86_64-pc-windows-gnu,
@@ -255,13 +256,17 @@ cmd_build() {
 
 # ------------------------------------------------------------------ run
 
-run_node() { # triple args...: that target's Node, its build chosen by QUIVER_LIVE_NATIVE_BINARY
-  local triple=$1 binary qemu musl=$TOOLS/musl/$MUSL_NODE
-  shift
-  binary=$OUT/$BINARY.$(platform_of "$triple").node
-  [ -f "$binary" ] || die "no build at $binary: run scripts/cross.sh build $triple"
-  tool_env
+select_build() { # triple: QUIVER_LIVE_NATIVE_BINARY names its build in $OUT
+  local binary
+  binary=$OUT/$BINARY.$(platform_of "$1").node
+  [ -f "$binary" ] || die "no build at $binary: run scripts/cross.sh build $1"
   export QUIVER_LIVE_NATIVE_BINARY=$binary
+}
+
+run_node() { # triple args...: that target's Node
+  local triple=$1 qemu musl=$TOOLS/musl/$MUSL_NODE
+  shift
+  tool_env
   qemu=$(command -v qemu-aarch64-static || true)
   case $triple in
     x86_64-unknown-linux-gnu)
@@ -302,10 +307,11 @@ cmd_env() {
 }
 
 usage() {
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 }
 
+CALLER_DIR=$PWD
 cd "$ROOT"
 command=${1:-}
 [ $# -gt 0 ] && shift
@@ -317,10 +323,17 @@ case $command in
     [ $# -ge 1 ] || usage
     triple=$1
     shift
+    select_build "$triple"
     run_node "$triple" scripts/run-tests.mjs "$@"
     ;;
   node)
     [ $# -ge 1 ] || usage
+    select_build "$1"
+    run_node "$@"
+    ;;
+  run)
+    [ $# -ge 1 ] || usage
+    cd "$CALLER_DIR"
     run_node "$@"
     ;;
   env) cmd_env ;;
