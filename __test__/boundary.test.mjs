@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 
 const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DECLARATIONS = path.join(PACKAGE_DIR, 'target', 'binding.d.ts');
-// TypeScript as the build's own CLI (@napi-rs/cli) installs it.
+// TypeScript, a devDependency.
 const TSC = createRequire(path.join(PACKAGE_DIR, 'package.json')).resolve('typescript/bin/tsc');
 
 // Node's own modules are not what is checked (the package has no Node

@@ -72,7 +72,7 @@ function tsc(t, dir, files, options) {
   return { status: r.status, out: `${r.stdout}${r.stderr}`.trim() };
 }
 
-const noTypescript = !typescript() && 'typescript is not installed (it comes with @napi-rs/cli: npm ci)';
+const noTypescript = !typescript() && 'typescript is not installed (a devDependency: npm ci)';
 
 test('tsc --strict accepts every export through import and require (node16, bundler)', { skip: noTypescript, timeout: 240_000 }, (t) => {
   const dir = consumer(t);
