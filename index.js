@@ -225,7 +225,6 @@ function plainData(v) {
 }
 
 const CONVERSIONS = new Set(['toJSON', 'valueOf', 'toString']);
-const ORDINARY = new Set([Object.prototype, Array.prototype]);
 
 /**
  * What the addon asks V8 to run on values only V8 can interpret (the
