@@ -15,10 +15,19 @@
 //   --torn-append   let the store append right after a raw line left without
 //                   newline (the old module glues the two; the port must not,
 //                   so this is expected to report mismatches)
+//   --structural    compare returned values by structure only: a copy where
+//                   the old module returns the caller's own object passes
+//   --quiet         print one line per mismatching sequence, not its report
+//   --coverage-json FILE  write the coverage table (below) as JSON too
 //
-// Prints sequences, operations and checks compared and agreements; exits 1 on
-// any mismatch, printing the seed to reproduce it.
+// Prints sequences, operations and checks compared and agreements, the
+// mismatches grouped by class (check, field, path with indices dropped), and
+// the generator's coverage: per event type of the old module, each field its
+// reducer reads, how many sequences carried it and with which classes of
+// value; and per snapshot field, the values snapshot files were corrupted
+// with. Exits 1 on any mismatch, printing the seed to reproduce it.
 
+import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadPackage, loadReference, PACKAGE_DIR } from '../__test__/support/impls.mjs';
@@ -33,7 +42,8 @@ function usage(msg) {
 }
 
 function parseArgs(argv) {
-  const args = { cases: 100, seed: undefined, tier: 'both', ops: 30, impl: null, self: false, maxFailures: 10, tornAppend: false };
+  const args = { cases: 100, seed: undefined, tier: 'both', ops: 30, impl: null, self: false, maxFailures: 10, tornAppend: false,
+    structural: false, quiet: false, coverageJson: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -47,6 +57,9 @@ function parseArgs(argv) {
     else if (a === '--impl') args.impl = val();
     else if (a === '--self') args.self = true;
     else if (a === '--torn-append') args.tornAppend = true;
+    else if (a === '--structural') args.structural = true;
+    else if (a === '--quiet') args.quiet = true;
+    else if (a === '--coverage-json') args.coverageJson = val();
     else if (a === '--max-failures') args.maxFailures = Number(val());
     else if (a === '-h' || a === '--help') usage();
     else usage(`unknown argument ${a}`);
@@ -81,6 +94,8 @@ async function main() {
   console.log(`fuzz: ${candidateName} vs reference, tiers ${tiers.join('+')}, ${args.cases} sequences per tier from seed ${base}, ${args.ops} ops each`);
 
   const totals = { sequences: 0, ops: 0, checks: 0, agreements: 0, failed: [] };
+  const coverage = coverageTable(vocabulary, tiers);
+  const classes = mismatchClasses();
   const started = Date.now();
   let lastProgress = started;
   outer:
@@ -89,7 +104,7 @@ async function main() {
       const seed = (base + i) >>> 0;
       let r;
       try {
-        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary } });
+        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary, identity: !args.structural } });
       } catch (err) {
         // A harness crash is a failure too, with the seed to reproduce it.
         r = { tier, seed, ops: 0, checks: 1, agreements: 0, mismatches: [{ report: `harness error tier=${tier} seed=${seed}: ${err.stack}` }] };
@@ -101,9 +116,12 @@ async function main() {
       totals.ops += r.ops;
       totals.checks += r.checks;
       totals.agreements += r.agreements;
+      coverage.add(tier, r.coverage);
+      for (const m of r.mismatches) classes.add(m, tier, seed);
       if (r.mismatches.length) {
         totals.failed.push({ tier, seed });
-        for (const m of r.mismatches) console.log(m.report);
+        if (args.quiet) console.log(`mismatch tier=${tier} seed=${seed}: ${r.mismatches.map((m) => classOf(m)).join('; ')}`);
+        else for (const m of r.mismatches) console.log(m.report);
         const flags = `${args.ops !== 30 ? ` --ops ${args.ops}` : ''}${args.self ? ' --self' : ''}${args.tornAppend ? ' --torn-append' : ''}`
           + `${args.impl ? ` --impl ${args.impl}` : ''}`;
         console.log(`  reproduce: node scripts/fuzz.mjs --tier ${tier} --seed ${seed} --cases 1${flags}`);
@@ -119,12 +137,85 @@ async function main() {
     }
   }
   const secs = ((Date.now() - started) / 1000).toFixed(1);
+  coverage.print();
+  if (args.coverageJson) fs.writeFileSync(args.coverageJson, JSON.stringify(coverage.json(), null, 2) + '\n');
+  classes.print();
   console.log(`compared ${totals.sequences} sequences, ${totals.ops} operations (each run, cross-read both ways and mixed): `
     + `${totals.agreements}/${totals.checks} checks agreed, ${totals.failed.length} sequences mismatched, ${secs}s`);
   if (totals.failed.length) {
     console.log(`mismatching seeds: ${totals.failed.map((f) => `${f.tier}:${f.seed}`).join(' ')}`);
     process.exit(1);
   }
+}
+
+/**
+ * Per tier, type and field: sequences that carried the field, and per value
+ * class how many of those. Fields are the old module's (the vocabulary's
+ * caseFields), so a field the generator never sends shows as 0.
+ */
+function coverageTable(vocabulary, tiers) {
+  const table = {};
+  for (const tier of tiers) {
+    table[tier] = { sequences: 0, types: {} };
+    const rows = { ...vocabulary.caseFields, '<snapshot file>': [...vocabulary.fields, ...vocabulary.addedFields] };
+    for (const [type, fields] of Object.entries(rows)) {
+      table[tier].types[type] = Object.fromEntries(fields.map((f) => [f, { sequences: 0, classes: Object.create(null) }]));
+    }
+  }
+  return {
+    add(tier, seqCoverage = {}) {
+      const t = table[tier];
+      t.sequences++;
+      for (const [type, fields] of Object.entries(seqCoverage)) {
+        for (const [field, cls] of Object.entries(fields)) {
+          const row = (t.types[type] ??= {})[field] ??= { sequences: 0, classes: Object.create(null) };
+          row.sequences++;
+          for (const c of cls) row.classes[c] = (row.classes[c] ?? 0) + 1;
+        }
+      }
+    },
+    json: () => table,
+    print() {
+      for (const [tier, t] of Object.entries(table)) {
+        console.log(`coverage, ${tier} tier (${t.sequences} sequences): type | field the old module reads | sequences carrying it | by value class`);
+        for (const [type, fields] of Object.entries(t.types)) {
+          for (const [field, row] of Object.entries(fields)) {
+            const cls = Object.entries(row.classes).sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ${n}`).join(', ');
+            console.log(`  ${type} | ${field} | ${row.sequences} | ${cls}`);
+          }
+        }
+      }
+    },
+  };
+}
+
+/** A mismatch's class: the check, the field compared, the path with indices and ids dropped. */
+function classOf(m) {
+  if (!m.mismatch) return 'harness error';
+  const detail = String(m.mismatch.detail)
+    .replace(/\[\d+\]/g, '[]')
+    .replace(/^file \S+?([^/\s]*?)(\.snapshot\.json|\.jsonl)/, 'file <id>$2')
+    .replace(/:.*$/s, '');
+  const op = String(m.mismatch.op).replace(/\(.*\)$/, '');
+  return `${m.label.split(' ')[0]} | ${op} | ${m.mismatch.field} | ${detail}`;
+}
+
+function mismatchClasses() {
+  const seen = new Map();
+  return {
+    add(m, tier, seed) {
+      const c = classOf(m);
+      const row = seen.get(c) ?? { count: 0, seeds: [] };
+      row.count++;
+      if (row.seeds.length < 3) row.seeds.push(`${tier}:${seed}`);
+      seen.set(c, row);
+    },
+    print() {
+      if (!seen.size) return;
+      console.log('mismatch classes: check | op | field | where | count | first seeds');
+      for (const [c, row] of [...seen].sort((a, b) => b[1].count - a[1].count)) console.log(`  ${c} | ${row.count} | ${row.seeds.join(' ')}`);
+    },
+  };
 }
 
 main().catch((err) => {

@@ -18,7 +18,7 @@ import { runSequence, crossRead, compareTranscripts, allDifferences, formatMisma
  */
 export function compareLive({ tier, seed, reference, candidate, options = {}, workDir }) {
   const seq = generateSequence(tier, seed, options);
-  const result = { tier, seed, ops: seq.ops.length, checks: 0, agreements: 0, mismatches: [] };
+  const result = { tier, seed, ops: seq.ops.length, coverage: seq.coverage, checks: 0, agreements: 0, mismatches: [] };
   const check = (label, mismatch, extra) => {
     result.checks++;
     if (!mismatch) {
@@ -35,8 +35,9 @@ export function compareLive({ tier, seed, reference, candidate, options = {}, wo
     return '  further differences:\n' + diffs.slice(1).map((d) => `    op #${d.index} (${d.op}) ${d.field}: ${d.detail}`).join('\n');
   };
 
-  const expected = runSequence(reference, seq, workDir);
-  const actual = runSequence(candidate, seq, workDir);
+  const identity = options.identity !== false;
+  const expected = runSequence(reference, seq, workDir, { identity });
+  const actual = runSequence(candidate, seq, workDir, { identity });
   const m = compareTranscripts(expected, actual);
   check('run', m, m && diffsReport(expected, actual));
 
@@ -45,7 +46,7 @@ export function compareLive({ tier, seed, reference, candidate, options = {}, wo
   const cr = crossRead(candidate, reference, seq, workDir);
   check('cross candidate-writes/reference-reads', cr.mismatch);
 
-  const mixed = runSequence(reference, seq, workDir, { factories: [reference, candidate] });
+  const mixed = runSequence(reference, seq, workDir, { factories: [reference, candidate], identity });
   const mm = compareTranscripts(expected, mixed);
   check('mixed reference/candidate stores', mm, mm && diffsReport(expected, mixed));
   return result;
