@@ -41,13 +41,16 @@ function encodeNumber(v) {
 /**
  * Encode `value` canonically. Objects are encoded with Object.keys order,
  * which is the order JavaScript itself reports (integer-like keys first).
+ * `recipes: false` encodes values built from a recipe by what they hold, as
+ * any other value; `refs` (a WeakMap object -> where the caller passed it)
+ * encodes the caller's own objects as references to that place.
  */
-export function encodeValue(value, { refs = null } = {}) {
+export function encodeValue(value, { refs = null, recipes = true } = {}) {
   const stack = [];
   const onStack = new Set();
 
   function enc(v) {
-    if ((typeof v === 'object' && v !== null) || typeof v === 'function') {
+    if (recipes && ((typeof v === 'object' && v !== null) || typeof v === 'function')) {
       const recipe = RECIPES.get(v);
       if (recipe) return recipe;
       // `refs`: the caller's own objects, by where they were passed.
@@ -116,7 +119,9 @@ export function encodeValue(value, { refs = null } = {}) {
     const out = {};
     for (const key of keys) {
       const ek = escapeKey(key);
-      const ev = enc(obj[key]);
+      // A getter is shown, not run: running it may append to a store.
+      const desc = Object.getOwnPropertyDescriptor(obj, key);
+      const ev = desc && !('value' in desc) ? { $: 'accessor' } : enc(obj[key]);
       if (ek === '__proto__') {
         Object.defineProperty(out, ek, { value: ev, enumerable: true, writable: true, configurable: true });
       } else {

@@ -236,7 +236,7 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
     if (passed) notePassed(value, `op${index}.args[${i}]`, passed);
     return value;
   });
-  const encodeResult = (v) => encodeValue(v, { refs: passed });
+  const encodeResult = (v) => encodeValue(v, { refs: passed, recipes: !!passed });
 
   const identOf = (value) => {
     if (!value || typeof value !== 'object') return undefined;
@@ -536,9 +536,12 @@ export function showEncoded(v) {
       case 'nullproto': return `[Object: null prototype] ${showEncoded(v.v)}`;
       case 'proto': return `${showEncoded(v.v)} with prototype ${showEncoded(v.of)}`;
       case 'arr': return `${showEncoded(v.items)} with props ${showEncoded(v.props || {})}`;
-      case 'inst': return `${v.cls} ${showEncoded(v.v)}`;
+      case 'inst': return `${v.cls}${'state' in v ? `(${showEncoded(v.state)})` : ''} ${showEncoded(v.v)}`;
+      case 'accessor': return '[Getter]';
+      case 'ref': return `<the caller's ${v.to}>`;
       case 'error': return `${v.cls}: ${v.message}`;
-      default: return JSON.stringify(v);
+      // A value built from a recipe (encode.mjs): the caller's own object.
+      default: return `<the caller's ${v.$} ${JSON.stringify(v).slice(0, 120)}>`;
     }
   }
   if (Array.isArray(v)) return `[${v.map(showEncoded).join(', ')}]`;
