@@ -18,6 +18,10 @@
 //   --structural    compare returned values by structure only: a copy where
 //                   the old module returns the caller's own object passes
 //   --quiet         print one line per mismatching sequence, not its report
+//   --focus T,U     send events of these types more often (about 4 in 10):
+//                   the cases a port just changed
+//   --classes A,B   draw the values of reducer-read fields from these classes
+//                   only (see VALUE_CLASSES in __test__/support/gen.mjs)
 //   --coverage-json FILE  write the coverage table (below) as JSON too
 //
 // Prints sequences, operations and checks compared and agreements, the
@@ -32,18 +36,18 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadPackage, loadReference, PACKAGE_DIR } from '../__test__/support/impls.mjs';
 import { compareLive } from '../__test__/support/live.mjs';
-import { TIERS } from '../__test__/support/gen.mjs';
+import { TIERS, VALUE_CLASSES } from '../__test__/support/gen.mjs';
 import { referenceVocabulary } from '../__test__/support/vocabulary.mjs';
 
 function usage(msg) {
   if (msg) console.error(msg);
-  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N] [--torn-append]');
+  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N] [--torn-append] [--structural] [--quiet] [--classes A,B] [--focus T,U] [--coverage-json FILE]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const args = { cases: 100, seed: undefined, tier: 'both', ops: 30, impl: null, self: false, maxFailures: 10, tornAppend: false,
-    structural: false, quiet: false, coverageJson: null };
+    structural: false, quiet: false, coverageJson: null, classes: null, focus: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -59,6 +63,8 @@ function parseArgs(argv) {
     else if (a === '--torn-append') args.tornAppend = true;
     else if (a === '--structural') args.structural = true;
     else if (a === '--quiet') args.quiet = true;
+    else if (a === '--classes') args.classes = val().split(',');
+    else if (a === '--focus') args.focus = val().split(',');
     else if (a === '--coverage-json') args.coverageJson = val();
     else if (a === '--max-failures') args.maxFailures = Number(val());
     else if (a === '-h' || a === '--help') usage();
@@ -67,6 +73,8 @@ function parseArgs(argv) {
   if (!Number.isInteger(args.cases) || args.cases < 1) usage('--cases must be a positive integer');
   if (args.seed !== undefined && !Number.isInteger(args.seed)) usage('--seed must be an integer');
   if (!['realistic', 'adversarial', 'both'].includes(args.tier)) usage('--tier must be realistic, adversarial or both');
+  const known = new Set(Object.values(VALUE_CLASSES).flat());
+  if (args.classes?.some((c) => !known.has(c))) usage(`--classes: one of ${[...known].join(', ')}`);
   return args;
 }
 
@@ -104,7 +112,7 @@ async function main() {
       const seed = (base + i) >>> 0;
       let r;
       try {
-        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary, identity: !args.structural } });
+        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary, identity: !args.structural, valueClasses: args.classes, focusTypes: args.focus } });
       } catch (err) {
         // A harness crash is a failure too, with the seed to reproduce it.
         r = { tier, seed, ops: 0, checks: 1, agreements: 0, mismatches: [{ report: `harness error tier=${tier} seed=${seed}: ${err.stack}` }] };
@@ -123,6 +131,7 @@ async function main() {
         if (args.quiet) console.log(`mismatch tier=${tier} seed=${seed}: ${r.mismatches.map((m) => classOf(m)).join('; ')}`);
         else for (const m of r.mismatches) console.log(m.report);
         const flags = `${args.ops !== 30 ? ` --ops ${args.ops}` : ''}${args.self ? ' --self' : ''}${args.tornAppend ? ' --torn-append' : ''}`
+          + `${args.structural ? ' --structural' : ''}${args.classes ? ` --classes ${args.classes.join(',')}` : ''}${args.focus ? ` --focus ${args.focus.join(',')}` : ''}`
           + `${args.impl ? ` --impl ${args.impl}` : ''}`;
         console.log(`  reproduce: node scripts/fuzz.mjs --tier ${tier} --seed ${seed} --cases 1${flags}`);
         if (totals.failed.length >= args.maxFailures) {

@@ -152,6 +152,13 @@ export const DEFAULT_OPTIONS = {
   // vocabulary.mjs). The harness passes the old module's when it has it, so a
   // type or field added upstream is exercised before it is ported.
   vocabulary: null,
+  // The value classes fields read by the reducer are drawn from (default:
+  // the tier's VALUE_CLASSES); narrowing them separates one divergence from
+  // another while triaging.
+  valueClasses: null,
+  // Event types to send more often (about 4 events in 10): the cases a port
+  // just changed.
+  focusTypes: null,
 };
 
 export function generateSequence(tier, seed, options = {}) {
@@ -516,7 +523,7 @@ class Gen {
   }
 
   /** A value of a class drawn for this tier. */
-  fieldValue(s, cls = this.rng.pick(VALUE_CLASSES[this.adv ? 'adversarial' : 'realistic'])) {
+  fieldValue(s, cls = this.rng.pick(this.opt.valueClasses ?? VALUE_CLASSES[this.adv ? 'adversarial' : 'realistic'])) {
     const rng = this.rng;
     const bigint = !(s.hasLegacy && !s.hasPrimary);
     const plain = () => rng.pick([1, 2, 2, 3, 0, -1, '2', 'x', true, false, null, { a: 1 }, [1], [], {},
@@ -578,6 +585,7 @@ class Gen {
       done: ['generate', 'checkpoint', 'steer', 'complete'],
     };
     const all = this.opt.vocabulary.eventTypes;
+    if (this.opt.focusTypes?.length && rng.chance(0.4)) return rng.pick(this.opt.focusTypes);
     // A type the old module handles and `event()` does not build (one
     // added upstream since): often, so a sequence meets it several times.
     const fresh = all.filter((type) => !GENERATED_TYPES.has(type));

@@ -124,7 +124,9 @@ function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases
       for (let i = 0; i < 60; i++) {
         const chosen = new Map();
         run(prior, (p) => {
-          if (!chosen.has(p)) chosen.set(p, values[Math.floor(random() * values.length)]);
+          // Mostly the values every case tests for, sometimes the case's own literals.
+          const pool = random() < 0.7 ? values.slice(0, values.length - literals.length) : values;
+          if (!chosen.has(p)) chosen.set(p, pool[Math.floor(random() * pool.length)]);
           return chosen.get(p);
         });
       }
