@@ -10,11 +10,14 @@ import { runSequence, crossRead, compareTranscripts, allDifferences, formatMisma
  *
  * Checks, each over the whole sequence:
  *   run        the candidate's transcript equals the reference's
- *   cross R→C  reference writes, fresh candidate and fresh reference read the same
- *   cross C→R  candidate writes, fresh reference and fresh candidate read the same
+ *   cross R→C  reference writes, fresh candidate and fresh reference read the same,
+ *              flush the same, and replay the same from the journals alone
+ *   cross C→R  candidate writes, then the same reads, flushes and cold replays
  *   mixed      main store instances alternate (reference, candidate, ...), the
  *              second "process" store is the candidate: transcript equals the
  *              reference-only one
+ * Returned values are compared with identity (options.identity, default on):
+ * where the old module returns the caller's own object, a copy differs.
  */
 export function compareLive({ tier, seed, reference, candidate, options = {}, workDir }) {
   const seq = generateSequence(tier, seed, options);
