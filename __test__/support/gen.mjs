@@ -1064,7 +1064,7 @@ function setPath(obj, steps, value) {
 /** The class label of a generated value, for the coverage report. */
 export function valueClass(v) {
   const recipe = recipeOf(v);
-  if (recipe) return recipe.$;
+  if (recipe) return recipe.$ === 'getter' ? 'reentrant' : recipe.$;
   if (v === undefined || typeof v === 'function' || (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0)))) return 'lossy';
   if (typeof v === 'symbol' || typeof v === 'bigint') return typeof v;
   if (typeof v === 'string' && NUMERIC_STRINGS.includes(v)) return 'numericString';

@@ -73,9 +73,11 @@ const NESTED_LIMIT = 3;
  * Runs applyEvent on events that are Proxies recording every property read
  * (through helpers too: toPendingEvent's spread, a nested `x.y`), so the
  * fields are exactly what the old module reads, by type. Each type is run
- * against several prior snapshots (fenced, canceled, mounted, ...) with every
- * field answering the same value, then with values drawn per field, so the
- * branches that read more fields are taken too.
+ * against several prior snapshots (fenced, canceled, mounted, ...) with
+ * every field answering the same value, then with one field at a time
+ * answering each value, so the branches that read more fields are taken too.
+ * The values are the usual suspects plus every string literal of applyEvent
+ * (what its comparisons look for).
  */
 function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases) {
   const values = [undefined, PROBE, true, false, null, 0, 1, 2, -1, 5, '', 'x', ...literals];
@@ -89,11 +91,6 @@ function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases
     { ...base, pendingEvent: { type: 'generate' }, pendingEventSeq: 1 },
     { ...base, mountedVariants: [1], mountFailures: [{ variant: 2 }], generationCompletedAt: 1 },
   ];
-  let state = 0x9e3779b9;
-  const random = () => {
-    state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0;
-    return state / 4294967296;
-  };
   const out = { fields: {}, coerced: {} };
   for (const type of types) {
     const reads = new Set();
@@ -116,20 +113,26 @@ function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases
       const event = recorder({ type, id: 'probe' }, '', valueOf, reads, 0);
       const entry = recorder({ seq: 3, ts: '2030-01-01T00:00:00.000Z', event }, '', () => undefined, entryReads, NESTED_LIMIT);
       try {
-        applyEvent(structuredClone(prior), entry);
+        applyEvent({ ...prior }, entry);
       } catch { /* a coercion refused a probe value: what it read still counts */ }
     };
     for (const prior of priors) {
       for (const v of values) run(prior, () => v);
-      for (let i = 0; i < 60; i++) {
-        const chosen = new Map();
-        run(prior, (p) => {
-          // Mostly the values every case tests for, sometimes the case's own literals.
-          const pool = random() < 0.7 ? values.slice(0, values.length - literals.length) : values;
-          if (!chosen.has(p)) chosen.set(p, pool[Math.floor(random() * pool.length)]);
-          return chosen.get(p);
-        });
+    }
+    // Then each field read so far takes every value while the others are
+    // all absent or all objects, until no new field is read: a field read
+    // only when another holds a given value (`event.inner.leaf` when
+    // `event.mode === 'deep'`) is found.
+    for (let round = 0; round < 4; round++) {
+      const before = reads.size;
+      for (const prior of priors) {
+        for (const base of [undefined, PROBE]) {
+          for (const field of [...reads]) {
+            for (const v of values) run(prior, (p) => (p === field ? v : base));
+          }
+        }
       }
+      if (reads.size === before) break;
     }
     reads.delete('type');
     reads.delete('id');
@@ -170,9 +173,8 @@ function snapshotReads(source, apply, types, fieldNames) {
   return out;
 }
 
-/** The old module's vocabulary, or null without QUIVER_REFERENCE_DIR. */
-export async function referenceVocabulary() {
-  const file = referenceModulePath();
+/** The old module's vocabulary (its session-store.mjs: `file`), or null without QUIVER_REFERENCE_DIR. */
+export async function referenceVocabulary(file = referenceModulePath()) {
   if (!file) return null;
   const source = fs.readFileSync(file, 'utf8');
   const mod = await import(pathToFileURL(file).href);
