@@ -15,8 +15,8 @@
 //   --torn-append   let the store append right after a raw line left without
 //                   newline (the old module glues the two; the port must not,
 //                   so this is expected to report mismatches)
-//   --structural    compare returned values by structure only: a copy where
-//                   the old module returns the caller's own object passes
+//   --identity      also compare identity: a copy where the old module returns
+//                   the caller's own object (by reference) is a mismatch
 //   --quiet         print one line per mismatching sequence, not its report
 //   --focus T,U     send events of these types more often (about 4 in 10):
 //                   the cases a port just changed
@@ -41,13 +41,13 @@ import { referenceVocabulary } from '../__test__/support/vocabulary.mjs';
 
 function usage(msg) {
   if (msg) console.error(msg);
-  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N] [--torn-append] [--structural] [--quiet] [--classes A,B] [--focus T,U] [--coverage-json FILE]');
+  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N] [--torn-append] [--identity] [--quiet] [--classes A,B] [--focus T,U] [--coverage-json FILE]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const args = { cases: 100, seed: undefined, tier: 'both', ops: 30, impl: null, self: false, maxFailures: 10, tornAppend: false,
-    structural: false, quiet: false, coverageJson: null, classes: null, focus: null };
+    identity: false, quiet: false, coverageJson: null, classes: null, focus: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -61,7 +61,7 @@ function parseArgs(argv) {
     else if (a === '--impl') args.impl = val();
     else if (a === '--self') args.self = true;
     else if (a === '--torn-append') args.tornAppend = true;
-    else if (a === '--structural') args.structural = true;
+    else if (a === '--identity') args.identity = true;
     else if (a === '--quiet') args.quiet = true;
     else if (a === '--classes') args.classes = val().split(',');
     else if (a === '--focus') args.focus = val().split(',');
@@ -112,7 +112,7 @@ async function main() {
       const seed = (base + i) >>> 0;
       let r;
       try {
-        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary, identity: !args.structural, valueClasses: args.classes, focusTypes: args.focus } });
+        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary, identity: args.identity, valueClasses: args.classes, focusTypes: args.focus } });
       } catch (err) {
         // A harness crash is a failure too, with the seed to reproduce it.
         r = { tier, seed, ops: 0, checks: 1, agreements: 0, mismatches: [{ report: `harness error tier=${tier} seed=${seed}: ${err.stack}` }] };
@@ -131,7 +131,7 @@ async function main() {
         if (args.quiet) console.log(`mismatch tier=${tier} seed=${seed}: ${r.mismatches.map((m) => classOf(m)).join('; ')}`);
         else for (const m of r.mismatches) console.log(m.report);
         const flags = `${args.ops !== 30 ? ` --ops ${args.ops}` : ''}${args.self ? ' --self' : ''}${args.tornAppend ? ' --torn-append' : ''}`
-          + `${args.structural ? ' --structural' : ''}${args.classes ? ` --classes ${args.classes.join(',')}` : ''}${args.focus ? ` --focus ${args.focus.join(',')}` : ''}`
+          + `${args.identity ? ' --identity' : ''}${args.classes ? ` --classes ${args.classes.join(',')}` : ''}${args.focus ? ` --focus ${args.focus.join(',')}` : ''}`
           + `${args.impl ? ` --impl ${args.impl}` : ''}`;
         console.log(`  reproduce: node scripts/fuzz.mjs --tier ${tier} --seed ${seed} --cases 1${flags}`);
         if (totals.failed.length >= args.maxFailures) {

@@ -16,8 +16,10 @@ import { runSequence, crossRead, compareTranscripts, allDifferences, formatMisma
  *   mixed      main store instances alternate (reference, candidate, ...), the
  *              second "process" store is the candidate: transcript equals the
  *              reference-only one
- * Returned values are compared with identity (options.identity, default on):
- * where the old module returns the caller's own object, a copy differs.
+ * Returned values are compared as assert.deepStrictEqual sees them and more
+ * (key order, undefined vs absent, NaN, -0, built-ins by class and content);
+ * options.identity also makes a copy of an object the old module returns
+ * by reference (the caller's own) a difference.
  */
 export function compareLive({ tier, seed, reference, candidate, options = {}, workDir }) {
   const seq = generateSequence(tier, seed, options);
@@ -38,7 +40,7 @@ export function compareLive({ tier, seed, reference, candidate, options = {}, wo
     return '  further differences:\n' + diffs.slice(1).map((d) => `    op #${d.index} (${d.op}) ${d.field}: ${d.detail}`).join('\n');
   };
 
-  const identity = options.identity !== false;
+  const identity = !!options.identity;
   const expected = runSequence(reference, seq, workDir, { identity });
   const actual = runSequence(candidate, seq, workDir, { identity });
   const m = compareTranscripts(expected, actual);

@@ -216,8 +216,9 @@ function callMethod(store, name, args, detached) {
  *   onOp(index, op) — called before each op
  *   identity: true — a returned object that is one the caller passed in (its
  *     own event's member, kept by reference) is recorded as a reference to
- *     where it was passed, so a copy in its place is a difference. Off for
- *     the committed fixtures, which were recorded without it.
+ *     where it was passed, so a copy in its place is a difference. Off by
+ *     default: identity of the caller's objects is not part of the contract,
+ *     their class and content are.
  */
 export function runSequence(create, seqOrOps, workDir, options = {}) {
   const seq = Array.isArray(seqOrOps) ? { layout: 'plain', ops: seqOrOps } : seqOrOps;
