@@ -6,6 +6,7 @@
 // module. The native binding does the files, the journal and the reducer.
 
 const path = require('node:path');
+const { isProxy } = require('node:util').types;
 const native = require('./binding.js');
 
 const SCHEMA = native.schema();
@@ -51,7 +52,7 @@ function sessionFileId(id) {
 }
 
 function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}) {
-  const [store, rootDir, legacyRootDir] = native.storeOpen(projectRoot(cwd), !!durable);
+  const [store, rootDir, legacyRootDir] = native.storeOpen(projectRoot(cwd), !!durable, HOST_OPS);
   // The object last handed out per session, with the native version it
   // shows: an unchanged session returns the same object, as the old
   // module's cache does.
@@ -76,15 +77,26 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
   }
 
   /**
-   * Writes a snapshot file the addon left unwritten because the snapshot
-   * nests deeply: only once V8 stringifies it here, so that where the old
-   * module's `JSON.stringify` of it throws (RangeError: Maximum call stack
-   * size exceeded, at a depth that depends on this thread's stack), this
-   * throws the same and writes nothing.
+   * Writes a snapshot file the addon left for V8 to render (`awaited` is
+   * `[journalBytes, nextSeq]`): the snapshot holds values only V8 can
+   * stringify, or nests deeper than the addon writes unchecked. This is the
+   * old module's own `JSON.stringify(payload, null, 2)` of the very objects
+   * it holds, so `toJSON` and getters run, and where it throws (a RangeError
+   * past V8's depth, a throwing `toJSON`) it throws the same, writes
+   * nothing, and the session's cached state is dropped: the old module's
+   * cache then still describes the journal before this append, so its next
+   * read replays the journal, and so does this store's.
    */
-  function persistChecked(id, version, snapshot) {
-    JSON.stringify(snapshot, null, 2);
-    native.storePersist(store, id, version);
+  function persist(id, version, snapshot, awaited) {
+    let text;
+    try {
+      text = JSON.stringify({ ...snapshot, __journalBytes: awaited[0], __nextSeq: awaited[1] }, null, 2) + '\n';
+    } catch (err) {
+      handedOut.delete(id);
+      native.storeDropUnrendered(store, id);
+      throw err;
+    }
+    native.storePersist(store, id, version, text);
   }
 
   return {
@@ -97,11 +109,10 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       if (!event.type || typeof event.type !== 'string') throw new Error('event type required');
       const normalized = { ...event, id };
       sessionFileId(id);
-      let ts, entry;
-      exotic = false;
+      let ts, entry, exotic;
       try {
         ts = new Date().toISOString();
-        entry = renderEntry({ seq: 0, id, type: normalized.type, ts, event: normalized });
+        [entry, exotic] = renderEntry({ seq: 0, id, type: normalized.type, ts, event: normalized });
       } catch (err) {
         // The old module reads the session before it stamps and renders the
         // entry, so a refused event still leaves that state cached.
@@ -112,12 +123,12 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       // value when its JSON text would lose something, else parse the text.
       const base = handedOut.get(id);
       const baseVersion = base ? base.version : -1;
-      const [version, payload, deep] = exotic
+      const [version, payload, awaited] = exotic
         ? native.storeAppend(store, id, normalized, entry, ts, baseVersion)
         : native.storeAppendJson(store, id, entry, baseVersion);
       const snapshot = materialize(payload, base?.snapshot);
-      if (deep) persistChecked(id, version, snapshot);
       handedOut.set(id, { version, snapshot });
+      if (awaited) persist(id, version, snapshot, awaited);
       return snapshot;
     },
     has(id) {
@@ -127,9 +138,9 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
     getSnapshot,
     flush(id = sessionId) {
       if (!id) throw new Error('session id required');
-      const [version, deep] = native.storeFlush(store, sessionFileId(id));
+      const [version, awaited] = native.storeFlush(store, sessionFileId(id));
       const snapshot = current(id, version);
-      if (deep) persistChecked(id, version, snapshot);
+      if (awaited) persist(id, version, snapshot, awaited);
       return snapshot;
     },
     listActiveSessions() {
@@ -139,39 +150,90 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
   };
 }
 
-/** Whether the last entry rendered held a value its JSON text drops or changes. */
-let exotic = false;
-
 /**
- * The entry's JSON text, noting values its text drops or changes. The
- * replacer costs V8 stack per level: where a deep event exhausts it but
+ * The entry's JSON text, and whether the text says less than the event:
+ * it holds a value JSON drops or changes, or one that is not plain data
+ * (see `plainData`), which the old module holds by reference and coerces
+ * with V8's operators. Such an event is read value by value. The replacer
+ * costs V8 stack per level: where a deep event exhausts it but
  * `JSON.stringify` alone (the old module's call) does not, that text is used
  * and the event is read value by value, which takes any depth. (Getters and
- * `toJSON` then run twice, only for such an event.)
+ * `toJSON` then run twice, only for such an event.) The flag is local to
+ * the call: a getter may append another event midway.
  */
 function renderEntry(entry) {
+  let exotic = false;
+  const note = (_key, value) => {
+    if (!exotic && (typeof value === 'object' && value !== null ? !plainData(value) : jsonLoses(value))) exotic = true;
+    return value;
+  };
   try {
-    return JSON.stringify(entry, noteExotic);
+    return [JSON.stringify(entry, note), exotic];
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
-    const text = JSON.stringify(entry);
-    exotic = true;
-    return text;
+    return [JSON.stringify(entry), true];
   }
 }
 
-/** A `JSON.stringify` replacer that changes nothing and notes such values. */
-function noteExotic(_key, value) {
-  if (
+/** Whether JSON text drops or changes a value that is not an object. */
+function jsonLoses(value) {
+  return (
     value === undefined ||
     typeof value === 'function' ||
     typeof value === 'symbol' ||
     (typeof value === 'number' && (value !== value || value === Infinity || value === -Infinity || (value === 0 && 1 / value < 0)))
-  ) {
-    exotic = true;
-  }
-  return value;
+  );
 }
+
+/**
+ * Whether the object `v` is plain data: what its JSON text and a copy of it
+ * say is all V8 would ever make of it. Not a Proxy; an ordinary object or
+ * array; every own property an enumerable data property, none of them a
+ * conversion (`toJSON`, `valueOf`, `toString`, `Symbol.toPrimitive`); no
+ * array holes or extra properties; and no object among its values that
+ * converts itself to JSON (`toJSON` runs before a replacer sees the value).
+ * It runs none of the caller's code. Anything else is held by reference
+ * and asked of V8 (see `HOST_OPS`).
+ */
+function plainData(v) {
+  if (isProxy(v)) return false;
+  const array = Array.isArray(v);
+  if (Object.getPrototypeOf(v) !== (array ? Array.prototype : Object.prototype)) return false;
+  const keys = Reflect.ownKeys(v);
+  if (array && keys.length !== v.length + 1) return false;
+  for (const key of keys) {
+    if (typeof key !== 'string' || CONVERSIONS.has(key)) return false;
+    const own = Reflect.getOwnPropertyDescriptor(v, key);
+    if (!own.enumerable) {
+      if (array && key === 'length') continue;
+      return false;
+    }
+    if (!('value' in own)) return false;
+    const x = own.value;
+    if (typeof x === 'object' && x !== null && (isProxy(x) || !ORDINARY.has(Object.getPrototypeOf(x)) || Object.hasOwn(x, 'toJSON'))) return false;
+  }
+  return true;
+}
+
+const CONVERSIONS = new Set(['toJSON', 'valueOf', 'toString']);
+const ORDINARY = new Set([Object.prototype, Array.prototype]);
+
+/**
+ * What the addon asks V8 to run on values only V8 can interpret (the
+ * reducer's `Number()`, `>=`, property keys and spreads, as the old
+ * module's `applyEvent` runs them), and the two helpers it needs for that:
+ * `plainData` to tell what it may read as data, `materialize` to build its
+ * operands. One frozen object: nothing here holds state.
+ */
+const HOST_OPS = Object.freeze({
+  plainData,
+  materialize: (payload) => materialize(payload),
+  number: (x) => Number(x),
+  greaterOrEqual: (a, b) => a >= b,
+  propertyKey: (x) => Reflect.ownKeys({ [x]: 0 })[0],
+  spreadObject: (x) => ({ ...x }),
+  arrayItems: (x) => (Array.isArray(x) ? [...x] : null),
+});
 
 /**
  * A snapshot from its native payload (see the binding's `snapshot`): the
@@ -189,7 +251,10 @@ function materialize(payload, previous) {
 
 const CHANGED_FIELDS = 1;
 
-/** Puts back what JSON cannot carry; each patch is `[path, code, ...args]`. */
+/**
+ * Puts back what JSON cannot carry; each patch is `[path, code, ...args]`.
+ * An empty path is the root itself (a value built on its own).
+ */
 function patched(root, patches, kept) {
   for (const [steps, code, ...args] of patches) {
     const last = steps.length - 1;
@@ -200,7 +265,9 @@ function patched(root, patches, kept) {
       Object.setPrototypeOf(owner, patched(JSON.parse(args[0]), args[1], kept));
       continue;
     }
-    target[steps[last]] = SPECIAL[code] ?? kept[args[0]];
+    const value = code in SPECIAL ? SPECIAL[code] : kept[args[0]];
+    if (last < 0) root = value;
+    else target[steps[last]] = value;
   }
   return root;
 }
@@ -217,8 +284,9 @@ function withSourceLockSync(file, owner, fn, { cwd = process.cwd(), waitMs = 0, 
   const absFile = path.resolve(cwd, file);
   const deadline = Date.now() + Math.max(0, Number(waitMs) || 0);
   const ownerJson = JSON.stringify(owner);
+  const fileJson = JSON.stringify(absFile);
   let token;
-  while ((token = native.tryLock(lockPath, ownerJson, absFile)) === null) {
+  while ((token = native.tryLock(lockPath, ownerJson, fileJson)) === null) {
     if (Date.now() >= deadline) {
       const locked = new Error('source_locked');
       locked.code = 'SOURCE_LOCKED';

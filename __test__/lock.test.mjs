@@ -118,3 +118,13 @@ test('an absolute cwd works even when the process cwd is gone', {
   assert.notEqual(out.resolved, 'no error');
   assert.equal(out.relative, out.resolved, 'a relative cwd needs the process cwd: the error is the one path.resolve throws');
 });
+
+test("the record's file is JSON.stringify of the resolved path, a lone surrogate escaped", () => {
+  const dir = tempProject();
+  const file = path.join(dir, 'x\ud800y.css');
+  withSourceLockSync(file, null, () => {
+    const text = fs.readFileSync(sourceLockPath(file, dir), 'utf8');
+    assert.ok(text.includes(',"file":' + JSON.stringify(file)), text);
+    assert.equal(JSON.parse(text).file, file);
+  }, { cwd: dir });
+});

@@ -1,9 +1,12 @@
 //! Values crossing between V8 and the core's value model.
 //!
 //! Into the model: an event object as `{ ...event }` sees it (own
-//! enumerable string keys, getters run), walked with a stack of its own so
-//! that no depth of the caller's data can exhaust the native stack.
-//! Functions, symbols and BigInts are kept by handle (`Value::Host`).
+//! enumerable string keys), walked with a stack of its own so that no depth
+//! of the caller's data can exhaust the native stack. Below the root only
+//! plain data is walked: functions, symbols, BigInts and every object the
+//! wrapper's `plainData` refuses (it converts itself, has getters, a class,
+//! is a Proxy...) are kept by handle (`Value::Host`), as the old module
+//! holds them: by reference.
 //!
 //! Out of the model: JSON text for V8's own `JSON.parse` (faster than
 //! building objects through Node-API one property at a time), plus, for the
@@ -65,13 +68,15 @@ impl Open {
 }
 
 /// Reads a JS value into the model; `kept` receives the values only V8 can
-/// hold, which `Value::Host(i)` then names by position.
-pub fn from_js(js: Js, v: napi_value, kept: &mut Vec<napi_value>) -> JsResult<Value> {
+/// interpret, which `Value::Host(i)` then names by position. `plain` is the
+/// wrapper's `plainData`, asked about every object below the root.
+pub fn from_js(js: Js, v: napi_value, kept: &mut Vec<napi_value>, plain: napi_value) -> JsResult<Value> {
     let mut stack: Vec<Open> = Vec::new();
     let mut next = Some(v);
     loop {
         if let Some(v) = next.take() {
-            match leaf_or_open(js, v, kept)? {
+            let walk = stack.is_empty() || is_plain(js, v, plain)?;
+            match leaf_or_open(js, v, kept, walk)? {
                 Ok(leaf) => match stack.last_mut() {
                     Some(top) => top.push(js, leaf)?,
                     None => return Ok(leaf),
@@ -93,9 +98,22 @@ pub fn from_js(js: Js, v: napi_value, kept: &mut Vec<napi_value>) -> JsResult<Va
     }
 }
 
-fn leaf_or_open(js: Js, v: napi_value, kept: &mut Vec<napi_value>) -> JsResult<Result<Value, Open>> {
+/// Whether `v` is an object `plain` accepts (other values are not asked).
+fn is_plain(js: Js, v: napi_value, plain: napi_value) -> JsResult<bool> {
+    if js.type_of(v)? != sys::ValueType::napi_object {
+        return Ok(true);
+    }
+    let answer = js.call(plain, plain, &[v])?;
+    js.to_bool(answer)
+}
+
+fn leaf_or_open(js: Js, v: napi_value, kept: &mut Vec<napi_value>, walk: bool) -> JsResult<Result<Value, Open>> {
     use sys::ValueType as T;
     Ok(Ok(match js.type_of(v)? {
+        T::napi_object if !walk => {
+            kept.push(v);
+            Value::Host((kept.len() - 1) as u32)
+        }
         T::napi_undefined => Value::Undefined,
         T::napi_null => Value::Null,
         T::napi_boolean => Value::Bool(js.to_bool(v)?),
@@ -129,6 +147,12 @@ pub struct Payload {
 impl Payload {
     pub fn of_snapshot(s: &Snapshot) -> Payload {
         Payload::of_members(s.members())
+    }
+
+    pub fn of_value(v: &Value) -> Payload {
+        let mut w = Writer::default();
+        w.value(v);
+        w.finish()
     }
 
     /// Only the base fields `fields` of `s`, as an object.

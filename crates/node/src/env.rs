@@ -100,10 +100,6 @@ impl Js {
         napi_out!(self, ptr::null_mut(), napi_get_null())
     }
 
-    pub fn boolean(self, b: bool) -> JsResult<napi_value> {
-        napi_out!(self, ptr::null_mut(), napi_get_boolean(b))
-    }
-
     pub fn number(self, n: f64) -> JsResult<napi_value> {
         napi_out!(self, ptr::null_mut(), napi_create_double(n))
     }

@@ -39,6 +39,8 @@ pub fn throw_store(js: Js, e: &StoreError) -> Pending {
         StoreError::Fs(fs) => throw_fs(js, fs),
         // Already pending: nothing to add.
         StoreError::Thrown => Pending,
+        // NativeStore::answered throws the value itself, which it holds.
+        StoreError::HostThrew(_) => throw(js, ErrorKind::Error, "quiver-live-native: a value the store held was thrown"),
         // NativeStore::answered asks and runs the operation again; this is
         // reached only if an operation gave up with questions still open.
         StoreError::Unanswered => throw(js, ErrorKind::Error, "quiver-live-native: an operation stopped with questions for V8 open"),

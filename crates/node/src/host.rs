@@ -7,14 +7,18 @@
 //! `quiver_live_core::session::answers`).
 
 use napi::sys::napi_value;
+use quiver_live_core::js::Value;
 use quiver_live_core::session::answers::Answers;
+use quiver_live_core::session::reducer::HostOp;
 
+use crate::convert::from_js;
 use crate::env::{Js, JsResult};
+use crate::store::NativeStore;
 
 /// Asks V8 the questions the last attempt left open. Each call runs in a
 /// handle scope of its own: a journal of many bad lines asks once per
 /// distinct line, and their handles must not pile up until the call returns.
-pub fn answer(js: Js, answers: &mut Answers) -> JsResult<()> {
+pub fn answer(js: Js, answers: &mut Answers, store: &NativeStore) -> JsResult<()> {
     let questions = answers.take_questions();
     if questions.now > 0 {
         let (date, now) = js.global_method("Date", "now")?;
@@ -45,7 +49,30 @@ pub fn answer(js: Js, answers: &mut Answers) -> JsResult<()> {
         js.set(error, "stackTraceLimit", limit)?;
         asked?;
     }
+    if let Some((op, operands)) = questions.operation {
+        let outcome = js.scoped(|| operate(js, store, op, &operands))?;
+        answers.answer_operation(outcome);
+    }
     Ok(())
+}
+
+/// Runs the wrapper's function for `op` on `operands`: what it returns, in
+/// the model, or the handle of what it threw. The store's state is borrowed
+/// only to build the operands and to keep what came back, never while the
+/// caller's code runs (it may call the store).
+fn operate(js: Js, store: &NativeStore, op: HostOp, operands: &[Value]) -> JsResult<Result<Value, u32>> {
+    let (f, plain, args) = {
+        let state = store.state(js)?;
+        let args = operands.iter().map(|v| state.to_js(js, v)).collect::<JsResult<Vec<_>>>()?;
+        (state.op(js, op.name())?, state.op(js, "plainData")?, args)
+    };
+    let Ok(result) = js.call(f, f, &args) else {
+        let thrown = js.take_exception()?;
+        return Ok(Err(store.state(js)?.hold(js, thrown)?));
+    };
+    let mut found = Vec::new();
+    let value = from_js(js, result, &mut found, plain)?;
+    Ok(Ok(store.state(js)?.keep(js, found, value, Value::Undefined)?.0))
 }
 
 /// The message `JSON.parse(line)` throws on this Node.

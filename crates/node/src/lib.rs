@@ -20,7 +20,7 @@ use quiver_live_core::session::store::safe_session_id;
 use env::{ErrorKind, Js, JsResult};
 
 pub use lock::{lock_path, try_lock, unlock};
-pub use store::{store_append, store_append_json, store_flush, store_has, store_open, store_persist, store_read, store_read_active, store_snapshot};
+pub use store::{store_append, store_append_json, store_drop_unrendered, store_flush, store_has, store_open, store_persist, store_read, store_read_active, store_snapshot};
 
 /// The project root of an absolute, resolved `cwd` (`home` is
 /// `os.homedir()`), as quiver-cli resolves it.

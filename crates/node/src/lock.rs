@@ -27,10 +27,12 @@ fn lock_file(root: &Path, abs_file: &str) -> PathBuf {
 
 /// One attempt at the lock: clears a stale one, then creates it
 /// exclusively. Its token, or `null` while another holder has it.
+/// `file_json` is V8's `JSON.stringify` of the locked file's absolute path
+/// (a Rust `String` could not hold a lone surrogate).
 #[napi]
-pub fn try_lock(env: Env, lock_path: String, owner_json: Option<String>, abs_file: String) -> Result<Option<String>> {
+pub fn try_lock(env: Env, lock_path: String, owner_json: Option<String>, file_json: String) -> Result<Option<String>> {
     let js = Js::new(env.raw());
-    let attempt: JsResult<_> = lock::try_acquire(Path::new(&lock_path), owner_json.as_deref(), &abs_file).map_err(|e| errors::throw_fs(js, &e));
+    let attempt: JsResult<_> = lock::try_acquire(Path::new(&lock_path), owner_json.as_deref(), &file_json).map_err(|e| errors::throw_fs(js, &e));
     Ok(attempt?.map(|a| a.token))
 }
 

@@ -30,7 +30,7 @@ pub struct NativeStore {
     state: RefCell<State>,
 }
 
-struct State {
+pub(crate) struct State {
     store: Store,
     /// Values only V8 can hold (functions, symbols) found in events, which
     /// snapshots name by index (`Value::Host`); `None` once released, its
@@ -39,6 +39,9 @@ struct State {
     free: Vec<u32>,
     /// How many were held after the last sweep (see [`State::sweep_kept`]).
     held_after_sweep: usize,
+    /// The wrapper's `HOST_OPS`: the JavaScript the store asks V8 to run
+    /// (see [`host::answer`]).
+    ops: sys::napi_ref,
     env: sys::napi_env,
 }
 
@@ -51,6 +54,7 @@ impl Drop for State {
         for r in self.kept.drain(..).flatten() {
             js.delete_reference(r);
         }
+        js.delete_reference(self.ops);
     }
 }
 
@@ -58,13 +62,14 @@ impl Drop for State {
 type Handle = External<NativeStore>;
 
 /// Opens the store of a project root, creating its sessions directory:
-/// `[handle, rootDir, legacyRootDir]`.
+/// `[handle, rootDir, legacyRootDir]`. `ops` is the wrapper's `HOST_OPS`.
 #[napi]
-pub fn store_open(env: Env, project_root: String, durable: bool) -> Result<(Handle, String, String)> {
+pub fn store_open(env: Env, project_root: String, durable: bool, ops: Object) -> Result<(Handle, String, String)> {
     let js = Js::new(env.raw());
     let store = Store::open(Path::new(&project_root), durable).map_err(|e| errors::throw_fs(js, &e))?;
     let (root_dir, legacy_root_dir) = (store.root_dir.to_string_lossy().into_owned(), store.legacy_root_dir.to_string_lossy().into_owned());
-    let state = RefCell::new(State { store, kept: Vec::new(), free: Vec::new(), held_after_sweep: 0, env: env.raw() });
+    let ops = js.reference(ops.raw())?;
+    let state = RefCell::new(State { store, kept: Vec::new(), free: Vec::new(), held_after_sweep: 0, ops, env: env.raw() });
     Ok((External::new(NativeStore { state }), root_dir, legacy_root_dir))
 }
 
@@ -87,38 +92,54 @@ pub fn store_read(env: Env, store: &Handle, id: String) -> Result<f64> {
 }
 
 /// Re-derives the session from its journal and rewrites its snapshot
-/// file; returns `[version, whether the file awaits a depth check]`
-/// (see [`store_persist`]).
+/// file; returns `[version, what its file awaits]` (see [`store_persist`]).
 #[napi]
-pub fn store_flush(env: Env, store: &Handle, id: String) -> Result<(f64, bool)> {
+pub fn store_flush(env: Env, store: &Handle, id: String) -> Result<(f64, Option<Vec<f64>>)> {
     let js = Js::new(env.raw());
     let version = store.answered(js, |state, answers| state.store.flush(&id, answers).map(|v| v.version as f64))?;
-    Ok((version, store.state(js)?.store.awaits_depth_check(&id)))
+    Ok((version, awaited_render(&*store.state(js)?, &id)))
 }
 
-/// Writes the snapshot file of `version`, which an append or a flush
-/// left unwritten because it nests deeper than is written unchecked: the
-/// wrapper calls this once V8's own `JSON.stringify` of the snapshot has
-/// succeeded (where it throws, the old module's write threw the same).
+/// `[__journalBytes, __nextSeq]` when the snapshot file of the session's
+/// current state is left for V8 to render (see [`store_persist`]), else
+/// `None`.
+fn awaited_render(state: &State, id: &str) -> Option<Vec<f64>> {
+    state.store.awaited_render(id).map(|(bytes, next_seq)| vec![bytes as f64, next_seq])
+}
+
+/// Writes the snapshot file of `version`, which an append or a flush left
+/// for V8 to render: `text` is the wrapper's `JSON.stringify` of the
+/// snapshot with its two bookkeeping keys, as the old module writes it.
+/// Where that throws, the wrapper calls [`store_drop_unrendered`] instead.
 #[napi]
-pub fn store_persist(env: Env, store: &Handle, id: String, version: f64) -> Result<()> {
+pub fn store_persist(env: Env, store: &Handle, id: String, version: f64, text: String) -> Result<()> {
     let js = Js::new(env.raw());
     let mut state = store.state(js)?;
-    state.store.persist_checked(&id, version as u64).map_err(|e| errors::throw_store(js, &e))?;
+    state.store.persist_rendered(&id, version as u64, &text).map_err(|e| errors::throw_store(js, &e))?;
+    Ok(())
+}
+
+/// Drops the cached state of a session whose snapshot file V8 could not
+/// render, so the next read re-derives it from the journal, as the old
+/// module's does.
+#[napi]
+pub fn store_drop_unrendered(env: Env, store: &Handle, id: String) -> Result<()> {
+    let js = Js::new(env.raw());
+    store.state(js)?.store.drop_unrendered(&id);
     Ok(())
 }
 
 /// Journals `{ ...event, id }` as `entry` (`JSON.stringify` of the whole
 /// entry with `seq: 0`, which is replaced), stamped `ts`. Returns
-/// `[version, snapshot payload against base, whether the snapshot file
-/// awaits a depth check]` (see [`store_snapshot`] and [`store_persist`]).
+/// `[version, snapshot payload against base, what the snapshot file
+/// awaits]` (see [`store_snapshot`] and [`store_flush`]).
 #[napi]
 pub fn store_append<'a>(env: &'a Env, store: &Handle, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
-    // Read before the store is borrowed: getters may call back into it.
+    let plain = store.state(js)?.op(js, "plainData")?;
     let mut found = Vec::new();
-    let value = from_js(js, event.raw(), &mut found)?;
-    let ts = from_js(js, ts.raw(), &mut found)?;
+    let value = from_js(js, event.raw(), &mut found, plain)?;
+    let ts = from_js(js, ts.raw(), &mut found, plain)?;
     let mut state = store.state(js)?;
     let (value, ts) = state.keep(js, found, value, ts)?;
     drop(state);
@@ -168,7 +189,7 @@ const ATTEMPTS: usize = 16;
 impl NativeStore {
     /// The state, or a thrown error when JS the store's caller runs inside
     /// an operation (none does: see [`NativeStore::answered`]) calls it.
-    fn state(&self, js: Js) -> JsResult<RefMut<'_, State>> {
+    pub(crate) fn state(&self, js: Js) -> JsResult<RefMut<'_, State>> {
         self.state.try_borrow_mut().map_err(|_| errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: store re-entered during an operation"))
     }
 
@@ -184,15 +205,19 @@ impl NativeStore {
                 op(&mut state, &answers)
             };
             match outcome {
-                Err(StoreError::Unanswered) => host::answer(js, &mut answers)?,
+                Err(StoreError::Unanswered) => host::answer(js, &mut answers, self)?,
+                Err(StoreError::HostThrew(h)) => {
+                    let thrown = self.state(js)?.kept_value(js, h)?;
+                    return Err(js.throw(thrown));
+                }
                 other => return other.map_err(|e| errors::throw_store(js, &e)),
             }
         }
         Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the journal kept changing while it was read; nothing was written"))
     }
 
-    /// Appends, and returns `[version, payload against base, awaits a
-    /// depth check]`. Once the line is written the event is gone, and a
+    /// Appends, and returns `[version, payload against base, what the
+    /// snapshot file awaits]`. Once the line is written the event is gone, and a
     /// run that still needs answers finishes as a flush, which derives the
     /// same state from the journal and writes the snapshot file.
     fn append_event(&self, js: Js, id: &str, event: NewEvent, base: f64) -> JsResult<napi_value> {
@@ -202,14 +227,35 @@ impl NativeStore {
             view.map(|v| v.version as f64)
         })?;
         let mut state = self.state(js)?;
-        let deep = state.store.awaits_depth_check(id);
-        let result = js.array(&[js.number(version)?, state.payload_for(js, id, base)?, js.boolean(deep)?])?;
+        let awaited = match state.store.awaited_render(id) {
+            Some((bytes, next_seq)) => js.array(&[js.number(bytes as f64)?, js.number(next_seq)?])?,
+            None => js.null()?,
+        };
+        let result = js.array(&[js.number(version)?, state.payload_for(js, id, base)?, awaited])?;
         state.sweep_kept(js);
         Ok(result)
     }
 }
 
 impl State {
+    /// The wrapper's function `name` of `HOST_OPS`.
+    pub(crate) fn op(&self, js: Js, name: &str) -> JsResult<napi_value> {
+        js.named(js.referenced(self.ops)?, name)
+    }
+
+    /// The host value kept at `handle` (`undefined` if released).
+    pub(crate) fn kept_value(&self, js: Js, handle: u32) -> JsResult<napi_value> {
+        self.kept.get(handle as usize).copied().flatten().map_or_else(|| js.undefined(), |r| js.referenced(r))
+    }
+
+    /// `v` as a JavaScript value: built by the wrapper from its payload, the
+    /// host values in it the very ones kept.
+    pub(crate) fn to_js(&self, js: Js, v: &Value) -> JsResult<napi_value> {
+        let payload = self.payload(js, 0, &Payload::of_value(v))?;
+        let materialize = self.op(js, "materialize")?;
+        js.call(materialize, materialize, &[payload])
+    }
+
     /// The session's current snapshot for `JSON.parse`, as
     /// [`store_snapshot`] describes it.
     fn payload_for(&self, js: Js, id: &str, base: f64) -> JsResult<napi_value> {
@@ -226,28 +272,30 @@ impl State {
     /// Holds the values `found` by reference until no snapshot names them
     /// (see [`State::sweep_kept`]), renumbering the handles in `value` and
     /// `ts` to their places.
-    fn keep(&mut self, js: Js, found: Vec<napi_value>, mut value: Value, mut ts: Value) -> JsResult<(Value, Value)> {
+    pub(crate) fn keep(&mut self, js: Js, found: Vec<napi_value>, mut value: Value, mut ts: Value) -> JsResult<(Value, Value)> {
         if found.is_empty() {
             return Ok((value, ts));
         }
-        let mut places = Vec::with_capacity(found.len());
-        for v in found {
-            let r = Some(js.reference(v)?);
-            let place = match self.free.pop() {
-                Some(i) => {
-                    self.kept[i as usize] = r;
-                    i
-                }
-                None => {
-                    self.kept.push(r);
-                    (self.kept.len() - 1) as u32
-                }
-            };
-            places.push(place);
-        }
+        let places = found.into_iter().map(|v| self.hold(js, v)).collect::<JsResult<Vec<u32>>>()?;
         renumber(&mut value, &places);
         renumber(&mut ts, &places);
         Ok((value, ts))
+    }
+
+    /// Holds `v` by reference until a sweep finds no snapshot naming it;
+    /// its handle.
+    pub(crate) fn hold(&mut self, js: Js, v: napi_value) -> JsResult<u32> {
+        let r = Some(js.reference(v)?);
+        Ok(match self.free.pop() {
+            Some(i) => {
+                self.kept[i as usize] = r;
+                i
+            }
+            None => {
+                self.kept.push(r);
+                (self.kept.len() - 1) as u32
+            }
+        })
     }
 
     /// Releases the kept values no cached snapshot names any more (the
@@ -284,7 +332,7 @@ impl State {
         if kind == 0 && patches.is_none() {
             return Ok(text);
         }
-        let kept = p.kept.iter().map(|&h| self.kept.get(h as usize).copied().flatten().map_or_else(|| js.undefined(), |r| js.referenced(r))).collect::<JsResult<Vec<_>>>()?;
+        let kept = p.kept.iter().map(|&h| self.kept_value(js, h)).collect::<JsResult<Vec<_>>>()?;
         let patches = match patches {
             Some(p) => js.string(&p)?,
             None => js.null()?,

@@ -29,9 +29,11 @@ pub enum Value {
     String(JsStr),
     Array(Vec<Value>),
     Object(Object),
-    /// A value only the host can hold (a function or a symbol in an event),
-    /// by handle. JSON drops it as it drops `undefined`; in memory the host
-    /// hands the very same value back.
+    /// A value of the caller's that only the host can interpret, by handle:
+    /// a function, a symbol, or an object that is not plain data (one that
+    /// converts itself, has getters, a class or is a Proxy). In memory the
+    /// host hands the very same value back; its JSON text and every
+    /// coercion of it are asked of the host.
     Host(u32),
 }
 
@@ -64,6 +66,23 @@ impl Value {
             Value::String(s) => !s.is_empty(),
             Value::Array(_) | Value::Object(_) | Value::Host(_) => true,
         }
+    }
+
+    /// Whether a host value is anywhere in this value.
+    pub fn holds_host(&self) -> bool {
+        let mut stack = vec![self];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::Host(_) => return true,
+                Value::Array(items) => stack.extend(items),
+                Value::Object(o) => {
+                    stack.extend(o.iter().map(|(_, v)| v));
+                    stack.extend(o.proto());
+                }
+                _ => {}
+            }
+        }
+        false
     }
 
     /// `typeof x === 'object' && x !== null` (arrays included).

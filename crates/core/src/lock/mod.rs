@@ -53,8 +53,8 @@ pub struct Acquired {
 /// exclusively. `Ok(None)` when another holder has it. (The JS wrapper makes
 /// the attempts, so its deadline and retry pause coerce `waitMs` and
 /// `retryMs` exactly where the old module does.)
-pub fn try_acquire(path: &Path, owner_json: Option<&str>, abs_file: &str) -> Result<Option<Acquired>, FsError> {
-    let record = LockRecord::for_this_process(owner_json, abs_file);
+pub fn try_acquire(path: &Path, owner_json: Option<&str>, file_json: &str) -> Result<Option<Acquired>, FsError> {
+    let record = LockRecord::for_this_process(owner_json, file_json);
     let line = record.to_json_line();
     // The uncontended case first: one exclusive create. Equivalent to the JS
     // order (sweep, then create) because with no lock file there is nothing

@@ -20,7 +20,9 @@ pub(crate) struct LockRecord {
     pub pid: u32,
     /// Milliseconds since the epoch (`Date.now()`).
     pub at: i64,
-    pub file: String,
+    /// The locked file's absolute path as JSON text (`JSON.stringify` of
+    /// it, by V8: a lone surrogate stays escaped, as the old module writes it).
+    pub file_json: String,
     /// The owner's [`sys::process_start_time`], for pid-reuse detection.
     pub start_time: Option<u64>,
     /// The owner's [`sys::boot_id`]; start times compare only within a boot.
@@ -29,14 +31,14 @@ pub(crate) struct LockRecord {
 
 impl LockRecord {
     /// A fresh record for this process, with a new random token.
-    pub(crate) fn for_this_process(owner_json: Option<&str>, abs_file: &str) -> Self {
+    pub(crate) fn for_this_process(owner_json: Option<&str>, file_json: &str) -> Self {
         let me = own_identity();
         LockRecord {
             owner_json: owner_json.map(str::to_string),
             token: uuid::Uuid::new_v4().to_string(),
             pid: std::process::id(),
             at: sys::now_ms() as i64,
-            file: abs_file.to_string(),
+            file_json: file_json.to_string(),
             start_time: me.start_time,
             boot_id: me.boot_id.clone(),
         }
@@ -54,7 +56,7 @@ impl LockRecord {
         out.push_str("\"token\":");
         push_json_string(&mut out, &self.token);
         out.push_str(&format!(",\"pid\":{},\"at\":{},\"file\":", self.pid, self.at));
-        push_json_string(&mut out, &self.file);
+        out.push_str(&self.file_json);
         if let Some(ticks) = self.start_time {
             out.push_str(&format!(",\"startTime\":{ticks}"));
         }

@@ -45,6 +45,13 @@ fn dead_pid() -> u32 {
     pid
 }
 
+/// `JSON.stringify(s)`, as the JS wrapper hands a path to `try_acquire`.
+fn json_text(s: &str) -> String {
+    let mut out = String::new();
+    crate::js::json::write_string(&mut out, &crate::js::JsStr::from(s));
+    out
+}
+
 /// Retries until it holds the lock, as the JS wrapper's loop does.
 fn acquire_retrying(path: &Path, owner: Option<&str>, file: &str) -> Acquired {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -58,14 +65,14 @@ fn acquire_retrying(path: &Path, owner: Option<&str>, file: &str) -> Acquired {
 }
 
 fn must_acquire(path: &Path) -> Acquired {
-    match try_acquire(path, None, "/project/f") {
+    match try_acquire(path, None, "\"/project/f\"") {
         Ok(Some(acquired)) => acquired,
         other => panic!("expected to acquire {}: {other:?}", path.display()),
     }
 }
 
 fn is_held(path: &Path) -> bool {
-    matches!(try_acquire(path, None, "/project/f"), Ok(None))
+    matches!(try_acquire(path, None, "\"/project/f\""), Ok(None))
 }
 
 #[test]
@@ -222,7 +229,7 @@ fn lock_record_byte_format() {
         token: "6f1c0b8e-2d1f-4c4e-9d7a-0c4b2b8e5a11".into(),
         pid: 4242,
         at: 1_700_000_000_123,
-        file: "/p/a \"b\"\\c\u{1}\u{7f}\u{2028}é.css".into(),
+        file_json: json_text("/p/a \"b\"\\c\u{1}\u{7f}\u{2028}é.css"),
         start_time: Some(98765),
         boot_id: Some("c74a15a7-97e9-4230-8bd5-f60d426e9567".into()),
     };
@@ -256,7 +263,7 @@ fn lock_record_matches_node_json_stringify() {
         token: "t".into(),
         pid: 7,
         at: 1_700_000_000_000,
-        file: file.into(),
+        file_json: json_text(file),
         start_time: None,
         boot_id: None,
     };
@@ -387,7 +394,7 @@ fn lock_io_error_names_op_and_path() {
     let blocker = live.0.join("locks");
     fs::write(&blocker, "not a dir").expect("blocker");
     let path = live.0.join("locks").join("x.lock");
-    match try_acquire(&path, None, "/f") {
+    match try_acquire(&path, None, "\"/f\"") {
         Err(e) => {
             assert_eq!(e.to_string(), format!("EEXIST: file already exists, mkdir '{}'", blocker.display()));
             assert_eq!((e.syscall(), e.path()), ("mkdir", blocker.as_path()));
@@ -413,7 +420,7 @@ fn lock_stress_counter_is_exact() {
             let (path, counter) = (Arc::clone(&path), Arc::clone(&counter));
             std::thread::spawn(move || {
                 for _ in 0..ROUNDS {
-                    let acquired = acquire_retrying(&path, Some("\"stress\""), "/project/stress");
+                    let acquired = acquire_retrying(&path, Some("\"stress\""), "\"/project/stress\"");
                     let n: usize = fs::read_to_string(&*counter)
                         .expect("read counter")
                         .parse()

@@ -13,6 +13,14 @@
 //! JavaScript the noted questions with nothing held, and runs the operation
 //! again with the answers.
 //!
+//! The same goes for the reducer's operations on the caller's values only
+//! V8 can interpret ([`Host::ask`]), with one difference: these may run the
+//! caller's code (`valueOf`, getters, Proxy traps), so they are asked one at
+//! a time, in the order the old module runs them, each exactly once: the
+//! reducer stops at the first one unanswered rather than going on with a
+//! placeholder, and an answer may be an exception, which refuses the case
+//! where V8 would have thrown it.
+//!
 //! [`StoreError::Unanswered`]: crate::session::store::StoreError::Unanswered
 
 use std::cell::{Cell, RefCell};
@@ -20,8 +28,8 @@ use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
-use crate::js::JsStr;
-use crate::session::reducer::Host;
+use crate::js::{JsStr, TypeError, Value};
+use crate::session::reducer::{Host, HostOp};
 
 /// Answers to the questions of earlier attempts, and the ones still open.
 #[derive(Default)]
@@ -43,6 +51,12 @@ pub struct Answers {
     messages: RefCell<Vec<(u64, String)>>,
     next_message: Cell<usize>,
     keys: RandomState,
+    /// What V8 made of [`Host::ask`]'s operations, in the order asked: a
+    /// value, or the handle of the exception it threw.
+    operations: Vec<Result<Value, u32>>,
+    next_operation: Cell<usize>,
+    /// The exception the reducer was refused with in this attempt.
+    threw: Cell<Option<u32>>,
     open: RefCell<Questions>,
 }
 
@@ -55,19 +69,26 @@ pub struct Questions {
     pub dates: HashMap<Vec<u16>, JsStr>,
     /// Lines to give to `JSON.parse`, for its error message, in order.
     pub lines: Vec<String>,
+    /// The operation to run on its operands, asked after the rest.
+    pub operation: Option<(HostOp, Vec<Value>)>,
 }
 
 impl Questions {
     pub fn is_empty(&self) -> bool {
-        self.now == 0 && self.dates.is_empty() && self.lines.is_empty()
+        self.now == 0 && self.dates.is_empty() && self.lines.is_empty() && self.operation.is_none()
     }
 }
+
+/// The message of the refusal [`Host::ask`] gives while it waits for V8 or
+/// passes on an exception; the store reports the exception, or asks and
+/// runs again, so no caller sees it.
+const REFUSED: &str = "quiver-live-native: an operation waits for V8";
 
 impl Answers {
     /// Takes the open questions, to be answered by [`Answers::answer`], and
     /// readies the answers for the next attempt.
     pub fn take_questions(&mut self) -> Questions {
-        self.next_now.set(0);
+        self.rewind();
         self.next_message.set(0);
         let questions = std::mem::take(self.open.get_mut());
         self.messages.get_mut().reserve_exact(questions.lines.len());
@@ -87,6 +108,11 @@ impl Answers {
     pub fn answer_line(&mut self, line: &str, message: String) {
         let hash = self.keys.hash_one(line);
         self.messages.get_mut().push((hash, message));
+    }
+
+    /// What V8 made of the operation asked in [`Questions::operation`].
+    pub fn answer_operation(&mut self, outcome: Result<Value, u32>) {
+        self.operations.push(outcome);
     }
 }
 
@@ -132,6 +158,32 @@ impl Host for Answers {
     fn unanswered(&self) -> bool {
         !self.open.borrow().is_empty()
     }
+
+    fn ask(&self, op: HostOp, args: &[&Value]) -> Result<Value, TypeError> {
+        let at = self.next_operation.get();
+        self.next_operation.set(at + 1);
+        match self.operations.get(at) {
+            Some(Ok(value)) => return Ok(value.clone()),
+            Some(Err(thrown)) => self.threw.set(Some(*thrown)),
+            None => {
+                let mut open = self.open.borrow_mut();
+                if open.operation.is_none() {
+                    open.operation = Some((op, args.iter().map(|v| (*v).clone()).collect()));
+                }
+            }
+        }
+        Err(TypeError(REFUSED.to_owned()))
+    }
+
+    fn threw(&self) -> Option<u32> {
+        self.threw.get()
+    }
+
+    fn rewind(&self) {
+        self.next_now.set(0);
+        self.next_operation.set(0);
+        self.threw.set(None);
+    }
 }
 
 #[cfg(test)]
@@ -174,5 +226,34 @@ mod tests {
         a.answer_line("{y", "worse".into());
         assert_eq!([a.json_parse_message("{x"), a.json_parse_message("{z"), a.json_parse_message("{y")], ["bad", "z", "worse"]);
         assert!(!a.unanswered());
+    }
+
+    #[test]
+    fn operations_are_asked_one_at_a_time_and_an_exception_refuses() {
+        let mut a = Answers::default();
+        let x = Value::Host(0);
+        assert!(a.ask(HostOp::Number, &[&x]).is_err());
+        // Only the first open operation is asked: its answer may change
+        // what the reducer does next.
+        assert!(a.ask(HostOp::GreaterOrEqual, &[&x, &x]).is_err());
+        assert!(a.unanswered());
+        let q = a.take_questions();
+        assert!(matches!(q.operation, Some((HostOp::Number, ref args)) if matches!(args[..], [Value::Host(0)])));
+        a.answer_operation(Ok(Value::Number(2.0)));
+        assert!(matches!(a.ask(HostOp::Number, &[&x]), Ok(Value::Number(n)) if n == 2.0));
+        assert!(a.ask(HostOp::GreaterOrEqual, &[&x, &x]).is_err());
+        assert_eq!(a.threw(), None);
+        a.take_questions();
+        a.answer_operation(Err(7));
+        assert!(a.ask(HostOp::Number, &[&x]).is_ok());
+        assert!(a.ask(HostOp::GreaterOrEqual, &[&x, &x]).is_err());
+        assert!(!a.unanswered());
+        assert_eq!(a.threw(), Some(7));
+        // A rewind hands out the same answers again, the exception included.
+        a.rewind();
+        assert_eq!(a.threw(), None);
+        assert!(a.ask(HostOp::Number, &[&x]).is_ok());
+        assert!(a.ask(HostOp::GreaterOrEqual, &[&x, &x]).is_err());
+        assert_eq!(a.threw(), Some(7));
     }
 }

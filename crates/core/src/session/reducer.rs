@@ -12,7 +12,12 @@
 //! that, including cases added later.
 //!
 //! The reducer reads time only through [`Host`], so the same entries give
-//! the same snapshot under test.
+//! the same snapshot under test. Through it too it coerces the caller's
+//! values only V8 can interpret (`Value::Host`, anywhere in an operand):
+//! `Number()`, `>=`, a property key, a spread run as V8 runs them, by
+//! [`Host::ask`]. A question the host has not answered yet, or whose answer
+//! is an exception, is a refusal like a TypeError: it comes in the first
+//! half of a case, so the snapshot is left as it was.
 
 use crate::js::date;
 use crate::js::value::Object;
@@ -35,6 +40,51 @@ pub trait Host {
     /// [`crate::session::answers`]): nothing derived since may be kept.
     fn unanswered(&self) -> bool {
         false
+    }
+    /// `op` run by V8 on `args`, at least one of which holds a host value.
+    /// `Err` when the host has no answer yet or its answer is an exception
+    /// ([`Host::unanswered`] or [`Host::threw`] then says which).
+    fn ask(&self, op: HostOp, _args: &[&Value]) -> Result<Value, TypeError> {
+        Err(TypeError(format!("quiver-live-native: no host to run {} on a host value", op.name())))
+    }
+    /// The handle of the exception an answer of [`Host::ask`] was, once the
+    /// reducer has been refused with it.
+    fn threw(&self) -> Option<u32> {
+        None
+    }
+    /// Hands out the same answers again from the first: a store tries an
+    /// event on a copy of the snapshot to collect its questions before its
+    /// line is written, then applies it for real.
+    fn rewind(&self) {}
+}
+
+/// The operations the reducer asks V8 to run on values holding host
+/// values; [`HostOp::name`] is the wrapper's function for each.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HostOp {
+    /// `Number(x)`.
+    Number,
+    /// `a >= b`.
+    GreaterOrEqual,
+    /// The key `obj[x] = ...` creates (a string, or a symbol).
+    PropertyKey,
+    /// `{ ...x }`.
+    SpreadObject,
+    /// `Array.isArray(x) ? [...x] : null`.
+    ArrayItems,
+}
+
+impl HostOp {
+    pub const ALL: [HostOp; 5] = [HostOp::Number, HostOp::GreaterOrEqual, HostOp::PropertyKey, HostOp::SpreadObject, HostOp::ArrayItems];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            HostOp::Number => "number",
+            HostOp::GreaterOrEqual => "greaterOrEqual",
+            HostOp::PropertyKey => "propertyKey",
+            HostOp::SpreadObject => "spreadObject",
+            HostOp::ArrayItems => "arrayItems",
+        }
     }
 }
 
@@ -231,8 +281,14 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
             Some(current) if current.truthy() => spread_array(current, "(next.detectorWaivers || [])")?,
             _ => Vec::new(),
         };
-        if let Value::Array(extra) = self.ev("waivers") {
-            items.extend(extra.iter().cloned());
+        match self.ev("waivers") {
+            Value::Array(extra) => items.extend(extra.iter().cloned()),
+            w @ Value::Host(_) => {
+                if let Value::Array(extra) = &self.host.ask(HostOp::ArrayItems, &[w])? {
+                    items.extend(extra.iter().cloned());
+                }
+            }
+            _ => {}
         }
         self.s.set_other("detectorWaivers", Value::Array(items));
         Ok(())
@@ -246,7 +302,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
                 at => at.clone(),
             };
             let duration = self.ev("durationMs").or_nullish(Value::Null);
-            Some((phase.to_js_string()?, obj(&[("at", at), ("durationMs", duration)])))
+            self.property_key(&phase)?.map(|key| (key, obj(&[("at", at), ("durationMs", duration)])))
         } else {
             None
         };
@@ -298,7 +354,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
 
     /// `Number(event.variant)` when it is a positive integer.
     fn ack_variant(&self) -> Result<Option<f64>, TypeError> {
-        let variant = self.ev("variant").to_number()?;
+        let variant = self.number(self.ev("variant"))?;
         Ok((variant.is_finite() && variant.trunc() == variant && variant >= 1.0).then_some(variant))
     }
 
@@ -371,10 +427,11 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         let fallback = if publication { Value::Number(0.0) } else { self.field(Field::CheckpointRevision).clone() };
         let current = self.field(field).or_nullish(fallback).or_nullish(Value::Number(0.0));
         let revision = self.ev("revision").clone();
-        if !loose_ge(&revision.or_nullish(Value::Number(0.0)), &current)? {
+        if !self.greater_or_equal(&revision.or_nullish(Value::Number(0.0)), &current)? {
             self.diag(&[("error", Value::str("stale_checkpoint_ignored")), ("revision", revision), ("revisionDomain", Value::str(domain))]);
             return Ok(());
         }
+        let params = if publication { None } else { self.param_values_copy()? };
         self.take_or_keep(Field::Phase, "phase");
         self.set(field, revision.or_nullish(current));
         if !publication {
@@ -388,18 +445,21 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.take_or_keep(Field::SourceFile, "sourceFile");
         self.take_or_keep(Field::PreviewFile, "previewFile");
         self.take_or_keep(Field::PreviewMode, "previewMode");
-        if !publication {
-            self.copy_param_values();
+        if let Some(params) = params {
+            self.set(Field::ParamValues, Value::Object(params));
         }
         Ok(())
     }
 
     fn accept(&mut self) -> Result<(), TypeError> {
         let at = self.event_time_or_now()?;
-        let visible = self.ev("variantId").or_nullish(self.field(Field::VisibleVariant).clone()).to_number()?;
+        let visible = self.number(&self.ev("variantId").or_nullish(self.field(Field::VisibleVariant).clone()))?;
+        let params = self.param_values_copy()?;
         self.cancel("accept_requested", "accept", at);
         self.set(Field::VisibleVariant, Value::Number(visible));
-        self.copy_param_values();
+        if let Some(params) = params {
+            self.set(Field::ParamValues, Value::Object(params));
+        }
         self.make_pending();
         Ok(())
     }
@@ -491,6 +551,49 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         }
     }
 
+    /// `Number(v)`.
+    fn number(&self, v: &Value) -> Result<f64, TypeError> {
+        if !v.holds_host() {
+            return v.to_number();
+        }
+        Ok(match self.host.ask(HostOp::Number, &[v])? {
+            Value::Number(n) => n,
+            _ => f64::NAN,
+        })
+    }
+
+    /// `a >= b`.
+    fn greater_or_equal(&self, a: &Value, b: &Value) -> Result<bool, TypeError> {
+        if !a.holds_host() && !b.holds_host() {
+            return loose_ge(a, b);
+        }
+        Ok(matches!(self.host.ask(HostOp::GreaterOrEqual, &[a, b])?, Value::Bool(true)))
+    }
+
+    /// The key `obj[v] = ...` creates; `None` for a symbol, which neither
+    /// JSON nor `Object.keys` shows (the model has no symbol keys).
+    fn property_key(&self, v: &Value) -> Result<Option<JsStr>, TypeError> {
+        if !v.holds_host() {
+            return v.to_js_string().map(Some);
+        }
+        Ok(match &self.host.ask(HostOp::PropertyKey, &[v])? {
+            Value::String(key) => Some(key.clone()),
+            _ => None,
+        })
+    }
+
+    /// `{ ...event.paramValues }` when `event.paramValues` is truthy.
+    fn param_values_copy(&self) -> Result<Option<Object>, TypeError> {
+        let pv = self.ev("paramValues");
+        if !pv.truthy() {
+            return Ok(None);
+        }
+        if !matches!(pv, Value::Host(_)) {
+            return Ok(Some(spread_object(pv)));
+        }
+        Ok(Some(self.host.ask(HostOp::SpreadObject, &[pv])?.into_object().unwrap_or_default()))
+    }
+
     // -- changing
 
     fn set(&mut self, f: Field, v: Value) {
@@ -519,15 +622,6 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
 
     fn diag(&mut self, members: &[(&str, Value)]) {
         self.push(Field::Diagnostics, obj(members));
-    }
-
-    /// `if (event.paramValues) next.paramValues = { ...event.paramValues }`
-    fn copy_param_values(&mut self) {
-        let pv = self.ev("paramValues");
-        if pv.truthy() {
-            let copy = spread_object(pv);
-            self.set(Field::ParamValues, Value::Object(copy));
-        }
     }
 
     /// `next.pendingEventSeq = entry.seq ?? next.pendingEventSeq;

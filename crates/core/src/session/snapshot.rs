@@ -121,6 +121,11 @@ impl Snapshot {
         self.fields.iter().filter_map(Slot::built).chain(self.others.iter().map(|(_, v)| v))
     }
 
+    /// Whether a host value is anywhere in the snapshot.
+    pub fn holds_host(&self) -> bool {
+        self.built_values().any(Value::holds_host)
+    }
+
     pub fn members(&self) -> impl Iterator<Item = (&JsStr, &Value)> {
         let leading = self.others.iter().take_while(|(k, _)| array_index(k).is_some()).count();
         let indices = self.others.iter().take(leading);

@@ -30,20 +30,19 @@ const META_NEXT_SEQ: &str = "__nextSeq";
 /// How deeply a snapshot may nest and still be written without asking V8.
 /// The old module's `JSON.stringify` of the snapshot throws V8's RangeError
 /// past a depth that depends on the stack its caller left (about 4,000
-/// levels on a main thread, 16,000 in a worker): a deeper snapshot is
-/// written only once the caller has seen V8 stringify it (the JS wrapper
-/// does, before `Store::persist_checked`), so it fails exactly where the
-/// old module's write would. Below this every V8 stringifies it.
+/// levels on a main thread, 16,000 in a worker): a deeper snapshot's file
+/// is rendered by V8 itself (see `Store::awaited_render`), so it fails
+/// exactly where the old module's write would. Below this every V8
+/// stringifies it.
 pub const DEPTH_WITHOUT_CHECK: usize = 1_000;
 
 /// The exact text written for a snapshot, or `None` when it nests past
-/// [`DEPTH_WITHOUT_CHECK`] and `depth_checked` is false.
-pub fn render(snapshot: &Snapshot, journal_bytes: i64, next_seq: f64, depth_checked: bool) -> Option<String> {
+/// [`DEPTH_WITHOUT_CHECK`].
+pub fn render(snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> Option<String> {
     // The bookkeeping keys go last, as `{ ...snapshot, __journalBytes, __nextSeq }`
     // puts them: render the snapshot and reopen its closing brace rather than
     // copying the whole snapshot to add two keys.
-    let max_depth = if depth_checked { usize::MAX } else { DEPTH_WITHOUT_CHECK };
-    let mut text = json::stringify_members_within(snapshot.members(), Some(2), max_depth)?;
+    let mut text = json::stringify_members_within(snapshot.members(), Some(2), DEPTH_WITHOUT_CHECK)?;
     let has_members = text.len() > 2;
     text.truncate(text.len().saturating_sub(if has_members { 2 } else { 1 }));
     text.push_str(if has_members { ",\n  \"" } else { "\n  \"" });
@@ -353,7 +352,7 @@ mod tests {
     use crate::session::snapshot::Snapshot;
 
     fn text_of(s: &Snapshot) -> SnapshotText {
-        let rendered = render(s, 10, 2.0, false).unwrap();
+        let rendered = render(s, 10, 2.0).unwrap();
         skim_canonical(&rendered, &JsStr::from("s"), 10).expect("a rendered snapshot is canonical").0
     }
 

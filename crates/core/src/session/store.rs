@@ -33,6 +33,10 @@ pub enum StoreError {
     Fs(FsError),
     /// The host (JavaScript) threw; its exception is the one to report.
     Thrown,
+    /// The reducer ran the caller's code through the host (see
+    /// [`Host::ask`]), which threw the host value with this handle: the one
+    /// to throw.
+    HostThrew(u32),
     /// The operation needs answers from JavaScript it was not given (see
     /// [`crate::session::answers`]); nothing derived from its placeholders
     /// was kept or written. Ask, then run it again.
@@ -50,7 +54,7 @@ impl std::fmt::Display for StoreError {
         match self {
             StoreError::Message(m) | StoreError::Type(m) => f.write_str(m),
             StoreError::Fs(e) => e.fmt(f),
-            StoreError::Thrown => f.write_str("the host threw an exception"),
+            StoreError::Thrown | StoreError::HostThrew(_) => f.write_str("the host threw an exception"),
             StoreError::Unanswered => f.write_str("questions for the host are open"),
         }
     }
@@ -132,6 +136,9 @@ struct Derived {
     /// Known: the journal at `key.size` ends with a newline (so the next
     /// append needs no torn-tail check).
     clean_tail: bool,
+    /// An appended event brought values only V8 can hold into `snapshot`
+    /// (see `Value::Host`), which may still be there.
+    holds_host: bool,
 }
 
 #[derive(Default)]
@@ -150,10 +157,9 @@ struct Session {
     /// How the current version differs from the one before, when it is that
     /// one with an event applied.
     delta: Option<Delta>,
-    /// The snapshot file was not written for the current version: it nests
-    /// too deeply to be written before V8 is seen to stringify it (see
-    /// [`Store::persist_checked`]).
-    awaits_depth_check: bool,
+    /// The snapshot file was not written for the current version: only V8
+    /// can render its text (see [`Store::awaited_render`]).
+    awaits_render: bool,
 }
 
 /// How the snapshot at version `to` differs from the one at version `from`:
@@ -294,7 +300,7 @@ impl Store {
                     (Some(Cached::Text(before)), Cached::Text(now)) => now.changed_since(before),
                     _ => None,
                 };
-                session.set(Derived { snapshot, next_seq, key, clean_tail: false });
+                session.set(Derived { snapshot, next_seq, key, clean_tail: false, holds_host: false });
                 session.delta = changed.map(|members| Delta { from, to: session.version, changed: Changed::Members(members) });
                 return Ok(());
             }
@@ -325,7 +331,7 @@ impl Store {
         if key.exists() {
             key.size = replay.offset as i64;
         }
-        let derived = Derived { snapshot: visible, next_seq: replay.next_seq, key: key.clone(), clean_tail: replay.clean_end };
+        let derived = Derived { snapshot: visible, next_seq: replay.next_seq, key: key.clone(), clean_tail: replay.clean_end, holds_host: false };
         session.set(derived);
         // Kept so that, once another process appends, only the new tail is
         // read. It is not advanced by this store's own appends: those lines
@@ -355,26 +361,44 @@ impl Store {
     /// re-stat let a concurrent append be claimed by a snapshot that lacks it,
     /// and writers trusting that file then reused sequence numbers.
     fn persist(&mut self, id: &str) -> Result<(), StoreError> {
-        self.persist_snapshot(id, false)
+        self.persist_snapshot(id)
     }
 
-    /// Whether the last append or flush left the snapshot file unwritten
-    /// because the snapshot nests too deeply to write unchecked (see
-    /// [`snapshot_file::DEPTH_WITHOUT_CHECK`]): the caller has V8 stringify
-    /// it (which throws the old module's RangeError when it is too deep for
-    /// this thread), then calls [`Store::persist_checked`].
-    pub fn awaits_depth_check(&self, id: &str) -> bool {
-        self.sessions.get(id).is_some_and(|s| s.awaits_depth_check)
+    /// What the snapshot file of the current state needs, when the last
+    /// append or flush left it unwritten because only V8 can render its
+    /// text: the snapshot holds values only V8 can stringify (`toJSON`,
+    /// getters, see `Value::Host`), or nests deeper than is written without
+    /// V8's own check (see [`snapshot_file::DEPTH_WITHOUT_CHECK`]). Returns
+    /// `(__journalBytes, __nextSeq)`: the caller renders
+    /// `JSON.stringify({ ...snapshot, __journalBytes, __nextSeq }, null, 2)`
+    /// as the old module does (throwing where it throws) and hands the text
+    /// to [`Store::persist_rendered`].
+    pub fn awaited_render(&self, id: &str) -> Option<(i64, f64)> {
+        let session = self.sessions.get(id).filter(|s| s.awaits_render)?;
+        session.derived.as_ref().map(|d| (d.key.size, d.next_seq))
     }
 
-    /// Writes the snapshot file left unwritten by [`Store::awaits_depth_check`],
-    /// once V8 has stringified the snapshot of `version`. Nothing to do when
-    /// the session has moved on since (its own write settled the file).
-    pub fn persist_checked(&mut self, id: &str, version: u64) -> Result<(), StoreError> {
+    /// Writes `text`, V8's rendering of the snapshot of `version` (see
+    /// [`Store::awaited_render`]) plus its newline, as the snapshot file.
+    /// Nothing to do when the session has moved on since (its own write
+    /// settled the file).
+    pub fn persist_rendered(&mut self, id: &str, version: u64, text: &str) -> Result<(), StoreError> {
         let id = safe_session_id(id)?;
-        match self.sessions.get(id) {
-            Some(s) if s.awaits_depth_check && s.version == version => self.persist_snapshot(id, true),
+        match self.sessions.get_mut(id) {
+            Some(s) if s.awaits_render && s.version == version => {
+                s.awaits_render = false;
+                self.write_snapshot_file(id, text)
+            }
             _ => Ok(()),
+        }
+    }
+
+    /// Drops what is cached for a session whose snapshot file V8 could not
+    /// render: the old module's cache then still describes the journal
+    /// before the append, so its next read re-derives from the journal.
+    pub fn drop_unrendered(&mut self, id: &str) {
+        if self.sessions.get(id).is_some_and(|s| s.awaits_render) {
+            self.forget_session(id);
         }
     }
 
@@ -396,7 +420,9 @@ impl Store {
         let seq = derived.map_or(1.0, |d| d.next_seq);
         let known_clean = derived.is_some_and(|d| d.clean_tail && d.key == before);
         let torn = !known_clean && !journal::ends_with_newline(&file, before.size as u64).at("read", &primary)?;
-        let line = entry_line(seq, event.as_ref().ok_or_else(state_missing)?, torn)?;
+        let pending = event.as_ref().ok_or_else(state_missing)?;
+        self.ask_before_writing(id, seq, pending, host)?;
+        let line = entry_line(seq, pending, torn)?;
         #[cfg(test)]
         if let Some(hook) = &self.before_write {
             hook();
@@ -418,8 +444,32 @@ impl Store {
             self.ensure_current(id, after, false, Locking::AlreadyExclusive, host)?;
         }
         drop(file);
-        self.persist_snapshot(id, false)?;
+        self.persist_snapshot(id)?;
         Ok(self.view(id))
+    }
+
+    /// An event holding the caller's values only V8 can interpret, or one
+    /// applied to a snapshot holding such values, may need V8 to run its
+    /// case (see [`Host::ask`]), which must happen before its line is
+    /// written: once written, the event itself is gone. So the case is first
+    /// tried on a copy of the snapshot; when that leaves questions open the
+    /// append stops with [`StoreError::Unanswered`], nothing written, and
+    /// runs again once they are answered. The real application after the
+    /// write then finds every answer (an exception among them refuses it
+    /// as V8 would have).
+    fn ask_before_writing(&self, id: &str, seq: f64, event: &NewEvent, host: &dyn Host) -> Result<(), StoreError> {
+        let derived = self.sessions.get(id).and_then(|s| s.derived.as_ref()).ok_or_else(state_missing)?;
+        let Cached::Model(model) = &derived.snapshot else { return Err(state_missing()) };
+        if !derived.holds_host && !event.value.holds_host() {
+            return Ok(());
+        }
+        let trial = NewEvent { value: event.value.clone(), ts: event.ts.clone(), entry: String::new() };
+        let _ = apply_event(&mut Snapshot::clone(model), &entry_value(seq, id, trial), host);
+        if host.unanswered() {
+            return Err(StoreError::Unanswered);
+        }
+        host.rewind();
+        Ok(())
     }
 
     /// The session's journal, exclusively locked unless its holder is
@@ -486,35 +536,42 @@ impl Store {
         }
         if let Err(message) = applied {
             // The line is in the journal; like the old module, report the
-            // TypeError and let the next read re-derive from the journal.
+            // error and let the next read re-derive from the journal.
             session.replay = None;
-            return Err(StoreError::Type(message.0));
+            return Err(host.threw().map_or(StoreError::Type(message.0), StoreError::HostThrew));
         }
         let (from, changes) = (session.version, model.changes());
         let seq = entry_seq(entry).unwrap_or(derived.next_seq);
         derived.next_seq = seq + 1.0;
         derived.key = after.clone();
         derived.clean_tail = true;
+        derived.holds_host = derived.holds_host || entry.holds_host();
         session.set(derived);
         session.delta = changes.map(|fields| Delta { from, to: session.version, changed: Changed::Fields(fields) });
         Ok(())
     }
 
-    fn persist_snapshot(&mut self, id: &str, depth_checked: bool) -> Result<(), StoreError> {
-        let snapshot_path = self.snapshot_path(id);
+    fn persist_snapshot(&mut self, id: &str) -> Result<(), StoreError> {
         let session = self.sessions.get_mut(id).ok_or_else(state_missing)?;
-        let d = session.derived.as_ref().ok_or_else(state_missing)?;
+        let d = session.derived.as_mut().ok_or_else(state_missing)?;
         // Only appends and flushes persist, and both work on the model.
         let Cached::Model(model) = &d.snapshot else { return Err(state_missing()) };
-        let Some(text) = snapshot_file::render(model, d.key.size, d.next_seq, depth_checked) else {
-            session.awaits_depth_check = true;
+        d.holds_host = d.holds_host && model.holds_host();
+        let text = if d.holds_host { None } else { snapshot_file::render(model, d.key.size, d.next_seq) };
+        let Some(text) = text else {
+            session.awaits_render = true;
             return Ok(());
         };
-        session.awaits_depth_check = false;
+        session.awaits_render = false;
+        self.write_snapshot_file(id, &text)
+    }
+
+    fn write_snapshot_file(&self, id: &str, text: &str) -> Result<(), StoreError> {
+        let snapshot_path = self.snapshot_path(id);
         if self.durable {
-            snapshot_file::write_durable(&snapshot_path, &text)?;
+            snapshot_file::write_durable(&snapshot_path, text)?;
         } else {
-            snapshot_file::write(&snapshot_path, &text)?;
+            snapshot_file::write(&snapshot_path, text)?;
         }
         Ok(())
     }
@@ -675,7 +732,7 @@ impl Session {
         self.derived = Some(derived);
         self.version = NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.delta = None;
-        self.awaits_depth_check = false;
+        self.awaits_render = false;
     }
 }
 
