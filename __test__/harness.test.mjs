@@ -60,6 +60,7 @@ test('harness: built-ins encode with what they hold, and the caller\'s own objec
   assert.deepEqual(encodeValue(new Date(5)), { $: 'inst', cls: 'Date', state: 5, v: {} });
   assert.notDeepEqual(encodeValue(new Date(5)), encodeValue(new Date(6)));
   assert.notDeepEqual(encodeValue(new Map([[1, 2]])), encodeValue(new Map([[1, 3]])));
+  assert.deepEqual(encodeValue({ a: 1, [Symbol('s')]: 2 }), { $: 'symkeys', of: { a: 1 }, syms: [['s', 2]] });
   const mine = { a: 1 };
   const refs = new WeakMap([[mine, 'op0.args[0].x']]);
   assert.deepEqual(encodeValue({ x: mine, y: { a: 1 } }, { refs }), { x: { $: 'ref', to: 'op0.args[0].x' }, y: { a: 1 } });

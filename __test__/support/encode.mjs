@@ -97,6 +97,15 @@ export function encodeValue(value, { refs = null, recipes = true } = {}) {
   }
 
   function encObject(obj) {
+    const symbols = Object.getOwnPropertySymbols(obj).filter((k) => Object.getOwnPropertyDescriptor(obj, k).enumerable);
+    if (symbols.length) {
+      // Symbol-keyed members (JSON drops them; a spread copies them).
+      return { $: 'symkeys', of: encObjectOnly(obj), syms: symbols.map((k) => [k.description ?? null, enc(obj[k])]) };
+    }
+    return encObjectOnly(obj);
+  }
+
+  function encObjectOnly(obj) {
     const plain = encProps(obj, Object.keys(obj));
     const proto = Object.getPrototypeOf(obj);
     if (proto === Object.prototype) return plain;

@@ -539,6 +539,7 @@ export function showEncoded(v) {
       case 'arr': return `${showEncoded(v.items)} with props ${showEncoded(v.props || {})}`;
       case 'inst': return `${v.cls}${'state' in v ? `(${showEncoded(v.state)})` : ''} ${showEncoded(v.v)}`;
       case 'accessor': return '[Getter]';
+      case 'symkeys': return `${showEncoded(v.of)} with ${v.syms.map(([d, x]) => `[Symbol(${d ?? ''})]: ${showEncoded(x)}`).join(', ')}`;
       case 'ref': return `<the caller's ${v.to}>`;
       case 'error': return `${v.cls}: ${v.message}`;
       // A value built from a recipe (encode.mjs): the caller's own object.
