@@ -23,6 +23,10 @@
 //   --classes A,B   draw the values of reducer-read fields from these classes
 //                   only (see VALUE_CLASSES in __test__/support/gen.mjs)
 //   --coverage-json FILE  write the coverage table (below) as JSON too
+//   --chunk N       run N sequences per tier in each child process (default
+//                   100; 0: all in this process), so that a sequence that
+//                   exhausts the heap (the old module can, on big strings)
+//                   costs its chunk, reported with its seeds, not the run
 //
 // Prints sequences, operations and checks compared and agreements, the
 // mismatches grouped by class (check, field, path with indices dropped), and
@@ -32,8 +36,10 @@
 // with. Exits 1 on any mismatch, printing the seed to reproduce it.
 
 import fs from 'node:fs';
+import os from 'node:os';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadPackage, loadReference, PACKAGE_DIR } from '../__test__/support/impls.mjs';
 import { compareLive } from '../__test__/support/live.mjs';
 import { TIERS, VALUE_CLASSES } from '../__test__/support/gen.mjs';
@@ -41,13 +47,13 @@ import { referenceVocabulary } from '../__test__/support/vocabulary.mjs';
 
 function usage(msg) {
   if (msg) console.error(msg);
-  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N] [--torn-append] [--identity] [--quiet] [--classes A,B] [--focus T,U] [--coverage-json FILE]');
+  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N] [--torn-append] [--identity] [--quiet] [--classes A,B] [--focus T,U] [--coverage-json FILE] [--chunk N]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const args = { cases: 100, seed: undefined, tier: 'both', ops: 30, impl: null, self: false, maxFailures: 10, tornAppend: false,
-    identity: false, quiet: false, coverageJson: null, classes: null, focus: null };
+    identity: false, quiet: false, coverageJson: null, classes: null, focus: null, chunk: 100, stateOut: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -65,6 +71,8 @@ function parseArgs(argv) {
     else if (a === '--quiet') args.quiet = true;
     else if (a === '--classes') args.classes = val().split(',');
     else if (a === '--focus') args.focus = val().split(',');
+    else if (a === '--chunk') args.chunk = Number(val());
+    else if (a === '--state-out') args.stateOut = val();
     else if (a === '--coverage-json') args.coverageJson = val();
     else if (a === '--max-failures') args.maxFailures = Number(val());
     else if (a === '-h' || a === '--help') usage();
@@ -105,7 +113,54 @@ async function main() {
   const coverage = coverageTable(vocabulary, tiers);
   const classes = mismatchClasses();
   const started = Date.now();
-  let lastProgress = started;
+  if (args.chunk > 0 && args.cases > args.chunk && !args.stateOut) {
+    runChunks(args, base, { totals, coverage, classes });
+  } else {
+    await runHere(args, base, tiers, { reference, candidate, vocabulary }, { totals, coverage, classes });
+  }
+  if (args.stateOut) {
+    fs.writeFileSync(args.stateOut, JSON.stringify({ totals, coverage: coverage.json(), classes: classes.json() }));
+    return;
+  }
+  report(args, started, { totals, coverage, classes });
+}
+
+/** Each chunk of seeds in a child process; their counts are added up here. */
+function runChunks(args, base, { totals, coverage, classes }) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-fuzz-'));
+  try {
+    for (let first = 0; first < args.cases; first += args.chunk) {
+      const n = Math.min(args.chunk, args.cases - first);
+      const stateFile = path.join(dir, `chunk-${first}.json`);
+      const childArgs = [...process.argv.slice(2).filter((a, i, all) => !['--cases', '--seed', '--chunk', '--coverage-json'].includes(a)
+        && !['--cases', '--seed', '--chunk', '--coverage-json'].includes(all[i - 1])),
+      '--cases', String(n), '--seed', String((base + first) >>> 0), '--state-out', stateFile, '--max-failures', '1000000'];
+      const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...childArgs], { stdio: ['ignore', 'inherit', 'inherit'] });
+      if (!fs.existsSync(stateFile)) {
+        const what = `chunk of seeds ${base + first}..${base + first + n - 1} ended without its results (${r.signal ?? `exit ${r.status}`})`;
+        console.log(`harness crash: ${what}`);
+        totals.failed.push({ tier: 'both', seed: `${base + first}..${base + first + n - 1}` });
+        totals.checks++;
+        classes.add({ label: 'harness crash', mismatch: { op: 'chunk', field: 'process', detail: 'ended without results' } }, 'both', base + first);
+        continue;
+      }
+      const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+      for (const k of ['sequences', 'ops', 'checks', 'agreements']) totals[k] += state.totals[k];
+      totals.failed.push(...state.totals.failed);
+      coverage.merge(state.coverage);
+      classes.merge(state.classes);
+      if (totals.failed.length >= args.maxFailures) {
+        console.log(`stopping after ${totals.failed.length} failing sequences`);
+        break;
+      }
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runHere(args, base, tiers, { reference, candidate, vocabulary }, { totals, coverage, classes }) {
+  let lastProgress = Date.now();
   outer:
   for (let i = 0; i < args.cases; i++) {
     for (const tier of tiers) {
@@ -145,6 +200,9 @@ async function main() {
       }
     }
   }
+}
+
+function report(args, started, { totals, coverage, classes }) {
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   coverage.print();
   if (args.coverageJson) fs.writeFileSync(args.coverageJson, JSON.stringify(coverage.json(), null, 2) + '\n');
@@ -184,6 +242,18 @@ function coverageTable(vocabulary, tiers) {
       }
     },
     json: () => table,
+    merge(other) {
+      for (const [tier, t] of Object.entries(other)) {
+        table[tier].sequences += t.sequences;
+        for (const [type, fields] of Object.entries(t.types)) {
+          for (const [field, row] of Object.entries(fields)) {
+            const mine = (table[tier].types[type] ??= {})[field] ??= { sequences: 0, classes: Object.create(null) };
+            mine.sequences += row.sequences;
+            for (const [c, n] of Object.entries(row.classes)) mine.classes[c] = (mine.classes[c] ?? 0) + n;
+          }
+        }
+      }
+    },
     print() {
       for (const [tier, t] of Object.entries(table)) {
         console.log(`coverage, ${tier} tier (${t.sequences} sequences): type | field the old module reads | sequences carrying it | by value class`);
@@ -201,6 +271,7 @@ function coverageTable(vocabulary, tiers) {
 /** A mismatch's class: the check, the field compared, the path with indices and ids dropped. */
 function classOf(m) {
   if (!m.mismatch) return 'harness error';
+  if (m.label === 'harness crash') return 'harness crash | chunk | process | ended without results';
   const detail = String(m.mismatch.detail)
     .replace(/\[\d+\]/g, '[]')
     .replace(/^file \S+?([^/\s]*?)(\.snapshot\.json|\.jsonl)/, 'file <id>$2')
@@ -218,6 +289,15 @@ function mismatchClasses() {
       row.count++;
       if (row.seeds.length < 3) row.seeds.push(`${tier}:${seed}`);
       seen.set(c, row);
+    },
+    json: () => [...seen],
+    merge(entries) {
+      for (const [c, row] of entries) {
+        const mine = seen.get(c) ?? { count: 0, seeds: [] };
+        mine.count += row.count;
+        mine.seeds.push(...row.seeds.slice(0, 3 - mine.seeds.length));
+        seen.set(c, mine);
+      }
     },
     print() {
       if (!seen.size) return;
