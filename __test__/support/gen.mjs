@@ -97,7 +97,7 @@ const PREVIEW_MODES = ['source', 'component', 'svelte-component', 'insert'];
  */
 export const VALUE_CLASSES = {
   realistic: ['plain', 'plain', 'plain', 'plain', 'numericString', 'lossy', 'date'],
-  adversarial: ['plain', 'numericString', 'valueOf', 'toString', 'throwValueOf', 'throwToString', 'symbol', 'bigint',
+  adversarial: ['plain', 'numericString', 'jsonHostile', 'valueOf', 'toString', 'throwValueOf', 'throwToString', 'symbol', 'bigint',
     'date', 'url', 'buffer', 'typed', 'map', 'set', 'toJSON', 'lossy', 'mixed', 'proxy', 'reentrant', 'frozen'],
 };
 const NUMERIC_STRINGS = [' 0x10 ', '0b11', '1e1', '', ' 3 ', '0o7', '-0', '+5', ' \n2\t', 'Infinity', '0x', '.5', '1_0', '2'];
@@ -533,6 +533,9 @@ class Gen {
     switch (cls) {
       case 'plain': return plain();
       case 'numericString': return rng.pick(NUMERIC_STRINGS);
+      // What JSON gives: an own `toString`/`valueOf` that is no function, so
+      // coercion throws (or, for `valueOf` alone, falls back to toString).
+      case 'jsonHostile': return rng.pick([{ toString: 'x' }, [{ toString: 1 }], { valueOf: 2 }, { toString: null, valueOf: 1 }]);
       case 'lossy': return lossy();
       case 'valueOf': return r({ $: 'valueOf', ret: encodeValue(rng.pick([2, 1, 0, -1, 2.5, '3', ' 0x10 ', NaN, true])), v: rng.chance(0.5) ? { a: 1 } : {} });
       case 'toString': return r({ $: 'toString', ret: encodeValue(rng.pick(['2', ' 1 ', 'x', 'publication', 'browser', '', 4])) });
@@ -1068,6 +1071,7 @@ export function valueClass(v) {
   if (v === undefined || typeof v === 'function' || (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0)))) return 'lossy';
   if (typeof v === 'symbol' || typeof v === 'bigint') return typeof v;
   if (typeof v === 'string' && NUMERIC_STRINGS.includes(v)) return 'numericString';
+  if (v && typeof v === 'object' && !recipeOf(v) && [v, v[0]].some((o) => o && typeof o === 'object' && ['toString', 'valueOf'].some((k) => Object.hasOwn(o, k) && typeof o[k] !== 'function'))) return 'jsonHostile';
   if (v && typeof v === 'object' && Object.values(v).some((x) => recipeOf(x))) return 'mixed';
   return 'plain';
 }
