@@ -183,7 +183,10 @@ async function runHere(args, base, tiers, { reference, candidate, vocabulary }, 
       for (const m of r.mismatches) classes.add(m, tier, seed);
       if (r.mismatches.length) {
         totals.failed.push({ tier, seed });
-        if (args.quiet) console.log(`mismatch tier=${tier} seed=${seed}: ${r.mismatches.map((m) => classOf(m)).join('; ')}`);
+        if (args.quiet) {
+          console.log(`mismatch tier=${tier} seed=${seed}: ${r.mismatches.map((m) => classOf(m)).join('; ')}`);
+          for (const m of r.mismatches.filter((x) => !x.mismatch)) console.log(`  ${m.report.split('\n').slice(0, 3).join('\n  ')}`);
+        }
         else for (const m of r.mismatches) console.log(m.report);
         const flags = `${args.ops !== 30 ? ` --ops ${args.ops}` : ''}${args.self ? ' --self' : ''}${args.tornAppend ? ' --torn-append' : ''}`
           + `${args.identity ? ' --identity' : ''}${args.classes ? ` --classes ${args.classes.join(',')}` : ''}${args.focus ? ` --focus ${args.focus.join(',')}` : ''}`
