@@ -18,8 +18,9 @@
 //   --identity      also compare identity: a copy where the old module returns
 //                   the caller's own object (by reference) is a mismatch
 //   --quiet         print one line per mismatching sequence, not its report
-//   --focus T,U     send events of these types more often (about 4 in 10):
-//                   the cases a port just changed
+//   --focus T,U     send events of these types more often (about 4 in 10),
+//                   and corrupt the snapshot fields their cases read more
+//                   often: the cases a port just changed
 //   --classes A,B   draw the values of reducer-read fields from these classes
 //                   only (see VALUE_CLASSES in __test__/support/gen.mjs)
 //   --coverage-json FILE  write the coverage table (below) as JSON too

@@ -157,7 +157,8 @@ export const DEFAULT_OPTIONS = {
   // another while triaging.
   valueClasses: null,
   // Event types to send more often (about 4 events in 10): the cases a port
-  // just changed.
+  // just changed. Snapshot files are then corrupted more often, half the
+  // time in a field those cases read.
   focusTypes: null,
 };
 
@@ -513,6 +514,12 @@ class Gen {
     }
   }
 
+  /** The snapshot fields the focused types' cases read (vocabulary.snapshotReads). */
+  focusFields() {
+    this.focusFieldList ??= [...new Set((this.opt.focusTypes ?? []).flatMap((t) => this.opt.vocabulary.snapshotReads?.[t] ?? []))];
+    return this.focusFieldList;
+  }
+
   /** Top-level fields the reducer reads: the reference's, else the schema's field names. */
   readFields() {
     const v = this.opt.vocabulary;
@@ -855,7 +862,7 @@ class Gen {
     const kind = rng.weighted([
       [52, 'append'], [12, 'getSnapshot'], [4, 'flush'], [5, 'has'], [6, 'list'], [4, 'restart'],
       [2, 'deleteSnapshot'], [adv ? 7 : 4, 'writeJournal'], [adv ? 6 : 2, 'badAppend'], [3, 'otherAppend'],
-      [adv ? 3 : 1, 'editSnapshot'], [adv ? 1 : 0, 'writeFile'], [2, 'mountFailBurst'],
+      [(adv ? 3 : 1) * (this.focusFields().length ? 3 : 1), 'editSnapshot'], [adv ? 1 : 0, 'writeFile'], [2, 'mountFailBurst'],
     ]);
     switch (kind) {
       case 'append': this.pushAppend(this.event(s, this.nextType(s))); break;
@@ -897,7 +904,10 @@ class Gen {
           // Any base field (the vocabulary's, so new ones too) or field an
           // event adds, holding a value of each JSON type, or one nested past
           // V8's JSON.stringify depth.
-          const field = rng.pick([...this.opt.vocabulary.fields, ...this.opt.vocabulary.addedFields]);
+          const focused = this.focusFields();
+          const field = focused.length && rng.chance(0.5)
+            ? rng.pick(focused)
+            : rng.pick([...this.opt.vocabulary.fields, ...this.opt.vocabulary.addedFields]);
           const kind = rng.pick([...Object.keys(JSON_VALUES), 'deep']);
           if (kind === 'deep') this.push({ op: 'editSnapshot', id: s.id, edit: 'setFieldDeep', field, depth: 20000 });
           else this.push({ op: 'editSnapshot', id: s.id, edit: 'setField', field, value: rng.pick(JSON_VALUES[kind]) });
