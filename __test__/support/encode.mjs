@@ -11,6 +11,8 @@
 // with "$" is written with one more "$" in front, so it can never be read back
 // as a tag.
 
+import { createHash } from 'node:crypto';
+
 const TAG = '$';
 
 /**
@@ -45,11 +47,15 @@ function encodeNumber(v) {
  * any other value; `refs` (a WeakMap object -> where the caller passed it)
  * encodes the caller's own objects as references to that place.
  */
-export function encodeValue(value, { refs = null, recipes = true } = {}) {
+export function encodeValue(value, { refs = null, recipes = true, digestDeep = false } = {}) {
   const stack = [];
   const onStack = new Set();
 
   function enc(v) {
+    // `digestDeep` (for results, never for ops): past this depth the rest is
+    // digested without recursion, since a snapshot may hold a value nested
+    // deeper than any recursive walk (or JSON.stringify) can go.
+    if (digestDeep && stack.length >= DIGEST_DEPTH && v !== null && typeof v === 'object') return deepDigest(v);
     if (recipes && ((typeof v === 'object' && v !== null) || typeof v === 'function')) {
       const recipe = RECIPES.get(v);
       if (recipe) return recipe;
@@ -141,6 +147,30 @@ export function encodeValue(value, { refs = null, recipes = true } = {}) {
   }
 
   return enc(value);
+}
+
+const DIGEST_DEPTH = 400;
+
+/**
+ * A value of any depth as `{ $: 'deep', nodes, sha256 }`: a hash of its
+ * shape and leaves, walked with a stack of its own.
+ */
+function deepDigest(root) {
+  const hash = createHash('sha256');
+  const todo = [root];
+  let nodes = 0;
+  while (todo.length) {
+    const v = todo.pop();
+    nodes++;
+    if (v === null || typeof v !== 'object') {
+      hash.update(`${typeof v}:${Object.is(v, -0) ? '-0' : String(v)};`);
+      continue;
+    }
+    const keys = Object.keys(v);
+    hash.update(`${Array.isArray(v) ? '[' : '{'}${keys.length}:${keys.join(',')};`);
+    for (let i = keys.length - 1; i >= 0; i--) todo.push(v[keys[i]]);
+  }
+  return { $: 'deep', nodes, sha256: hash.digest('hex') };
 }
 
 /** What a built-in object holds beyond its own keys, encoded (undefined for others). */

@@ -237,7 +237,7 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
     if (passed) notePassed(value, `op${index}.args[${i}]`, passed);
     return value;
   });
-  const encodeResult = (v) => encodeValue(v, { refs: passed, recipes: !!passed });
+  const encodeResult = (v) => encodeValue(v, { refs: passed, recipes: !!passed, digestDeep: true });
 
   const identOf = (value) => {
     if (!value || typeof value !== 'object') return undefined;
@@ -389,7 +389,7 @@ export function readBack(create, project, ids, clockStart) {
   const record = (label, fn) => {
     const entry = { op: label };
     try {
-      entry.result = encodeValue(fn());
+      entry.result = encodeValue(fn(), { digestDeep: true });
     } catch (err) {
       Object.assign(entry, encodeThrown(err, fix));
     }
