@@ -15,25 +15,46 @@
 //   --torn-append   let the store append right after a raw line left without
 //                   newline (the old module glues the two; the port must not,
 //                   so this is expected to report mismatches)
+//   --identity      also compare identity: a copy where the old module returns
+//                   the caller's own object (by reference) is a mismatch
+//   --quiet         print one line per mismatching sequence, not its report
+//   --focus T,U     send events of these types more often (about 4 in 10),
+//                   and corrupt the snapshot fields their cases read more
+//                   often: the cases a port just changed
+//   --classes A,B   draw the values of reducer-read fields from these classes
+//                   only (see VALUE_CLASSES in __test__/support/gen.mjs)
+//   --coverage-json FILE  write the coverage table (below) as JSON too
+//   --chunk N       run N sequences per tier in each child process (default
+//                   100; 0: all in this process), so that a sequence that
+//                   exhausts the heap (the old module can, on big strings)
+//                   costs its chunk, reported with its seeds, not the run
 //
-// Prints sequences, operations and checks compared and agreements; exits 1 on
-// any mismatch, printing the seed to reproduce it.
+// Prints sequences, operations and checks compared and agreements, the
+// mismatches grouped by class (check, field, path with indices dropped), and
+// the generator's coverage: per event type of the old module, each field its
+// reducer reads, how many sequences carried it and with which classes of
+// value; and per snapshot field, the values snapshot files were corrupted
+// with. Exits 1 on any mismatch, printing the seed to reproduce it.
 
+import fs from 'node:fs';
+import os from 'node:os';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadPackage, loadReference, PACKAGE_DIR } from '../__test__/support/impls.mjs';
 import { compareLive } from '../__test__/support/live.mjs';
-import { TIERS } from '../__test__/support/gen.mjs';
+import { TIERS, VALUE_CLASSES } from '../__test__/support/gen.mjs';
 import { referenceVocabulary } from '../__test__/support/vocabulary.mjs';
 
 function usage(msg) {
   if (msg) console.error(msg);
-  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N] [--torn-append]');
+  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N] [--torn-append] [--identity] [--quiet] [--classes A,B] [--focus T,U] [--coverage-json FILE] [--chunk N]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const args = { cases: 100, seed: undefined, tier: 'both', ops: 30, impl: null, self: false, maxFailures: 10, tornAppend: false };
+  const args = { cases: 100, seed: undefined, tier: 'both', ops: 30, impl: null, self: false, maxFailures: 10, tornAppend: false,
+    identity: false, quiet: false, coverageJson: null, classes: null, focus: null, chunk: 100, stateOut: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -47,6 +68,13 @@ function parseArgs(argv) {
     else if (a === '--impl') args.impl = val();
     else if (a === '--self') args.self = true;
     else if (a === '--torn-append') args.tornAppend = true;
+    else if (a === '--identity') args.identity = true;
+    else if (a === '--quiet') args.quiet = true;
+    else if (a === '--classes') args.classes = val().split(',');
+    else if (a === '--focus') args.focus = val().split(',');
+    else if (a === '--chunk') args.chunk = Number(val());
+    else if (a === '--state-out') args.stateOut = val();
+    else if (a === '--coverage-json') args.coverageJson = val();
     else if (a === '--max-failures') args.maxFailures = Number(val());
     else if (a === '-h' || a === '--help') usage();
     else usage(`unknown argument ${a}`);
@@ -54,6 +82,8 @@ function parseArgs(argv) {
   if (!Number.isInteger(args.cases) || args.cases < 1) usage('--cases must be a positive integer');
   if (args.seed !== undefined && !Number.isInteger(args.seed)) usage('--seed must be an integer');
   if (!['realistic', 'adversarial', 'both'].includes(args.tier)) usage('--tier must be realistic, adversarial or both');
+  const known = new Set(Object.values(VALUE_CLASSES).flat());
+  if (args.classes?.some((c) => !known.has(c))) usage(`--classes: one of ${[...known].join(', ')}`);
   return args;
 }
 
@@ -81,15 +111,64 @@ async function main() {
   console.log(`fuzz: ${candidateName} vs reference, tiers ${tiers.join('+')}, ${args.cases} sequences per tier from seed ${base}, ${args.ops} ops each`);
 
   const totals = { sequences: 0, ops: 0, checks: 0, agreements: 0, failed: [] };
+  const coverage = coverageTable(vocabulary, tiers);
+  const classes = mismatchClasses();
   const started = Date.now();
-  let lastProgress = started;
+  if (args.chunk > 0 && args.cases > args.chunk && !args.stateOut) {
+    runChunks(args, base, { totals, coverage, classes });
+  } else {
+    await runHere(args, base, tiers, { reference, candidate, vocabulary }, { totals, coverage, classes });
+  }
+  if (args.stateOut) {
+    fs.writeFileSync(args.stateOut, JSON.stringify({ totals, coverage: coverage.json(), classes: classes.json() }));
+    return;
+  }
+  report(args, started, { totals, coverage, classes });
+}
+
+/** Each chunk of seeds in a child process; their counts are added up here. */
+function runChunks(args, base, { totals, coverage, classes }) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-fuzz-'));
+  try {
+    for (let first = 0; first < args.cases; first += args.chunk) {
+      const n = Math.min(args.chunk, args.cases - first);
+      const stateFile = path.join(dir, `chunk-${first}.json`);
+      const childArgs = [...process.argv.slice(2).filter((a, i, all) => !['--cases', '--seed', '--chunk', '--coverage-json'].includes(a)
+        && !['--cases', '--seed', '--chunk', '--coverage-json'].includes(all[i - 1])),
+      '--cases', String(n), '--seed', String((base + first) >>> 0), '--state-out', stateFile, '--max-failures', '1000000'];
+      const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...childArgs], { stdio: ['ignore', 'inherit', 'inherit'] });
+      if (!fs.existsSync(stateFile)) {
+        const what = `chunk of seeds ${base + first}..${base + first + n - 1} ended without its results (${r.signal ?? `exit ${r.status}`})`;
+        console.log(`harness crash: ${what}`);
+        totals.failed.push({ tier: 'both', seed: `${base + first}..${base + first + n - 1}` });
+        totals.checks++;
+        classes.add({ label: 'harness crash', mismatch: { op: 'chunk', field: 'process', detail: 'ended without results' } }, 'both', base + first);
+        continue;
+      }
+      const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+      for (const k of ['sequences', 'ops', 'checks', 'agreements']) totals[k] += state.totals[k];
+      totals.failed.push(...state.totals.failed);
+      coverage.merge(state.coverage);
+      classes.merge(state.classes);
+      if (totals.failed.length >= args.maxFailures) {
+        console.log(`stopping after ${totals.failed.length} failing sequences`);
+        break;
+      }
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runHere(args, base, tiers, { reference, candidate, vocabulary }, { totals, coverage, classes }) {
+  let lastProgress = Date.now();
   outer:
   for (let i = 0; i < args.cases; i++) {
     for (const tier of tiers) {
       const seed = (base + i) >>> 0;
       let r;
       try {
-        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary } });
+        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary, identity: args.identity, valueClasses: args.classes, focusTypes: args.focus } });
       } catch (err) {
         // A harness crash is a failure too, with the seed to reproduce it.
         r = { tier, seed, ops: 0, checks: 1, agreements: 0, mismatches: [{ report: `harness error tier=${tier} seed=${seed}: ${err.stack}` }] };
@@ -101,10 +180,17 @@ async function main() {
       totals.ops += r.ops;
       totals.checks += r.checks;
       totals.agreements += r.agreements;
+      coverage.add(tier, r.coverage);
+      for (const m of r.mismatches) classes.add(m, tier, seed);
       if (r.mismatches.length) {
         totals.failed.push({ tier, seed });
-        for (const m of r.mismatches) console.log(m.report);
+        if (args.quiet) {
+          console.log(`mismatch tier=${tier} seed=${seed}: ${r.mismatches.map((m) => classOf(m)).join('; ')}`);
+          for (const m of r.mismatches.filter((x) => !x.mismatch)) console.log(`  ${m.report.split('\n').slice(0, 3).join('\n  ')}`);
+        }
+        else for (const m of r.mismatches) console.log(m.report);
         const flags = `${args.ops !== 30 ? ` --ops ${args.ops}` : ''}${args.self ? ' --self' : ''}${args.tornAppend ? ' --torn-append' : ''}`
+          + `${args.identity ? ' --identity' : ''}${args.classes ? ` --classes ${args.classes.join(',')}` : ''}${args.focus ? ` --focus ${args.focus.join(',')}` : ''}`
           + `${args.impl ? ` --impl ${args.impl}` : ''}`;
         console.log(`  reproduce: node scripts/fuzz.mjs --tier ${tier} --seed ${seed} --cases 1${flags}`);
         if (totals.failed.length >= args.maxFailures) {
@@ -118,13 +204,111 @@ async function main() {
       }
     }
   }
+}
+
+function report(args, started, { totals, coverage, classes }) {
   const secs = ((Date.now() - started) / 1000).toFixed(1);
+  coverage.print();
+  if (args.coverageJson) fs.writeFileSync(args.coverageJson, JSON.stringify(coverage.json(), null, 2) + '\n');
+  classes.print();
   console.log(`compared ${totals.sequences} sequences, ${totals.ops} operations (each run, cross-read both ways and mixed): `
     + `${totals.agreements}/${totals.checks} checks agreed, ${totals.failed.length} sequences mismatched, ${secs}s`);
   if (totals.failed.length) {
     console.log(`mismatching seeds: ${totals.failed.map((f) => `${f.tier}:${f.seed}`).join(' ')}`);
     process.exit(1);
   }
+}
+
+/**
+ * Per tier, type and field: sequences that carried the field, and per value
+ * class how many of those. Fields are the old module's (the vocabulary's
+ * caseFields), so a field the generator never sends shows as 0.
+ */
+function coverageTable(vocabulary, tiers) {
+  const table = {};
+  for (const tier of tiers) {
+    table[tier] = { sequences: 0, types: {} };
+    const rows = { ...vocabulary.caseFields, '<snapshot file>': [...vocabulary.fields, ...vocabulary.addedFields] };
+    for (const [type, fields] of Object.entries(rows)) {
+      table[tier].types[type] = Object.fromEntries(fields.map((f) => [f, { sequences: 0, classes: Object.create(null) }]));
+    }
+  }
+  return {
+    add(tier, seqCoverage = {}) {
+      const t = table[tier];
+      t.sequences++;
+      for (const [type, fields] of Object.entries(seqCoverage)) {
+        for (const [field, cls] of Object.entries(fields)) {
+          const row = (t.types[type] ??= {})[field] ??= { sequences: 0, classes: Object.create(null) };
+          row.sequences++;
+          for (const c of cls) row.classes[c] = (row.classes[c] ?? 0) + 1;
+        }
+      }
+    },
+    json: () => table,
+    merge(other) {
+      for (const [tier, t] of Object.entries(other)) {
+        table[tier].sequences += t.sequences;
+        for (const [type, fields] of Object.entries(t.types)) {
+          for (const [field, row] of Object.entries(fields)) {
+            const mine = (table[tier].types[type] ??= {})[field] ??= { sequences: 0, classes: Object.create(null) };
+            mine.sequences += row.sequences;
+            for (const [c, n] of Object.entries(row.classes)) mine.classes[c] = (mine.classes[c] ?? 0) + n;
+          }
+        }
+      }
+    },
+    print() {
+      for (const [tier, t] of Object.entries(table)) {
+        console.log(`coverage, ${tier} tier (${t.sequences} sequences): type | field the old module reads | sequences carrying it | by value class`);
+        for (const [type, fields] of Object.entries(t.types)) {
+          for (const [field, row] of Object.entries(fields)) {
+            const cls = Object.entries(row.classes).sort((a, b) => b[1] - a[1]).map(([c, n]) => `${c} ${n}`).join(', ');
+            console.log(`  ${type} | ${field} | ${row.sequences} | ${cls}`);
+          }
+        }
+      }
+    },
+  };
+}
+
+/** A mismatch's class: the check, the field compared, the path with indices and ids dropped. */
+function classOf(m) {
+  if (!m.mismatch) return 'harness error';
+  if (m.label === 'harness crash') return 'harness crash | chunk | process | ended without results';
+  const detail = String(m.mismatch.detail)
+    .replace(/\[\d+\]/g, '[]')
+    .replace(/^file \S+?([^/\s]*?)(\.snapshot\.json|\.jsonl)/, 'file <id>$2')
+    .replace(/:.*$/s, '');
+  const op = String(m.mismatch.op).replace(/\(.*\)$/, '');
+  return `${m.label.split(' ')[0]} | ${op} | ${m.mismatch.field} | ${detail}`;
+}
+
+function mismatchClasses() {
+  const seen = new Map();
+  return {
+    add(m, tier, seed) {
+      const c = classOf(m);
+      const row = seen.get(c) ?? { count: 0, seeds: [] };
+      row.count++;
+      if (row.seeds.length < 3) row.seeds.push(`${tier}:${seed}`);
+      seen.set(c, row);
+    },
+    json: () => [...seen],
+    merge(entries) {
+      for (const [c, row] of entries) {
+        const mine = seen.get(c) ?? { count: 0, seeds: [] };
+        mine.count += row.count;
+        mine.seeds.push(...row.seeds.slice(0, 3 - mine.seeds.length));
+        seen.set(c, mine);
+      }
+    },
+    print() {
+      if (!seen.size) return;
+      console.log('mismatch classes: check | op | field | where | count | first seeds');
+      for (const [c, row] of [...seen].sort((a, b) => b[1].count - a[1].count)) console.log(`  ${c} | ${row.count} | ${row.seeds.join(' ')}`);
+    },
+  };
 }
 
 main().catch((err) => {

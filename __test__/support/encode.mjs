@@ -11,7 +11,18 @@
 // with "$" is written with one more "$" in front, so it can never be read back
 // as a tag.
 
+import { createHash } from 'node:crypto';
+
 const TAG = '$';
+
+/**
+ * Values the harness built from a recipe (a tagged description that
+ * decodeValue() turns into a Date, a Proxy, an object with a getter or a
+ * throwing valueOf, ...): encodeValue() writes such a value as its recipe, so
+ * a sequence holding it replays exactly, and a returned value that is the
+ * caller's own object shows as that recipe while a copy shows as its parts.
+ */
+const RECIPES = new WeakMap();
 
 function escapeKey(key) {
   return key.startsWith(TAG) ? TAG + key : key;
@@ -32,12 +43,26 @@ function encodeNumber(v) {
 /**
  * Encode `value` canonically. Objects are encoded with Object.keys order,
  * which is the order JavaScript itself reports (integer-like keys first).
+ * `recipes: false` encodes values built from a recipe by what they hold, as
+ * any other value; `refs` (a WeakMap object -> where the caller passed it)
+ * encodes the caller's own objects as references to that place.
  */
-export function encodeValue(value) {
+export function encodeValue(value, { refs = null, recipes = true, digestDeep = false } = {}) {
   const stack = [];
   const onStack = new Set();
 
   function enc(v) {
+    // `digestDeep` (for results, never for ops): past this depth the rest is
+    // digested without recursion, since a snapshot may hold a value nested
+    // deeper than any recursive walk (or JSON.stringify) can go.
+    if (digestDeep && stack.length >= DIGEST_DEPTH && v !== null && typeof v === 'object') return deepDigest(v);
+    if (recipes && ((typeof v === 'object' && v !== null) || typeof v === 'function')) {
+      const recipe = RECIPES.get(v);
+      if (recipe) return recipe;
+      // `refs`: the caller's own objects, by where they were passed.
+      const at = refs?.get(v);
+      if (at !== undefined) return { $: 'ref', to: at };
+    }
     switch (typeof v) {
       case 'undefined': return { $: 'u' };
       case 'number': return encodeNumber(v);
@@ -78,12 +103,23 @@ export function encodeValue(value) {
   }
 
   function encObject(obj) {
+    const symbols = Object.getOwnPropertySymbols(obj).filter((k) => Object.getOwnPropertyDescriptor(obj, k).enumerable);
+    if (symbols.length) {
+      // Symbol-keyed members (JSON drops them; a spread copies them).
+      return { $: 'symkeys', of: encObjectOnly(obj), syms: symbols.map((k) => [k.description ?? null, enc(obj[k])]) };
+    }
+    return encObjectOnly(obj);
+  }
+
+  function encObjectOnly(obj) {
     const plain = encProps(obj, Object.keys(obj));
     const proto = Object.getPrototypeOf(obj);
     if (proto === Object.prototype) return plain;
     if (proto === null) return { $: 'nullproto', v: plain };
     const ctor = Object.prototype.hasOwnProperty.call(proto, 'constructor') ? proto.constructor : null;
     if (typeof ctor === 'function' && ctor.prototype === proto && ctor.name && ctor !== Object) {
+      const state = hostState(obj);
+      if (state !== undefined) return { $: 'inst', cls: ctor.name, state, v: plain };
       if (obj instanceof Error) {
         return { $: 'error', cls: ctor.name, message: String(obj.message), v: plain };
       }
@@ -98,7 +134,9 @@ export function encodeValue(value) {
     const out = {};
     for (const key of keys) {
       const ek = escapeKey(key);
-      const ev = enc(obj[key]);
+      // A getter is shown, not run: running it may append to a store.
+      const desc = Object.getOwnPropertyDescriptor(obj, key);
+      const ev = desc && !('value' in desc) ? { $: 'accessor' } : enc(obj[key]);
       if (ek === '__proto__') {
         Object.defineProperty(out, ek, { value: ev, enumerable: true, writable: true, configurable: true });
       } else {
@@ -109,6 +147,41 @@ export function encodeValue(value) {
   }
 
   return enc(value);
+}
+
+const DIGEST_DEPTH = 400;
+
+/**
+ * A value of any depth as `{ $: 'deep', nodes, sha256 }`: a hash of its
+ * shape and leaves, walked with a stack of its own.
+ */
+function deepDigest(root) {
+  const hash = createHash('sha256');
+  const todo = [root];
+  let nodes = 0;
+  while (todo.length) {
+    const v = todo.pop();
+    nodes++;
+    if (v === null || typeof v !== 'object') {
+      hash.update(`${typeof v}:${Object.is(v, -0) ? '-0' : String(v)};`);
+      continue;
+    }
+    const keys = Object.keys(v);
+    hash.update(`${Array.isArray(v) ? '[' : '{'}${keys.length}:${keys.join(',')};`);
+    for (let i = keys.length - 1; i >= 0; i--) todo.push(v[keys[i]]);
+  }
+  return { $: 'deep', nodes, sha256: hash.digest('hex') };
+}
+
+/** What a built-in object holds beyond its own keys, encoded (undefined for others). */
+function hostState(obj) {
+  if (obj instanceof Date) return encodeNumber(obj.getTime());
+  if (obj instanceof URL) return obj.href;
+  if (ArrayBuffer.isView(obj)) return Array.from(new Uint8Array(obj.buffer, obj.byteOffset, obj.byteLength));
+  if (obj instanceof Map) return [...obj].map(([k, v]) => [encodeValue(k), encodeValue(v)]);
+  if (obj instanceof Set) return [...obj].map((v) => encodeValue(v));
+  if (obj instanceof String || obj instanceof Number || obj instanceof Boolean) return encodeValue(obj.valueOf());
+  return undefined;
 }
 
 function isIndex(key, length) {
@@ -125,8 +198,11 @@ function defineOwn(obj, key, value) {
   }
 }
 
-/** Rebuild the JavaScript value an encodeValue() result describes. */
-export function decodeValue(encoded) {
+/**
+ * Rebuild the JavaScript value an encodeValue() result describes. `ctx.store()`
+ * is the store a re-entrant getter appends to (none: the getter only returns).
+ */
+export function decodeValue(encoded, ctx = {}) {
   const stack = [];
 
   function dec(e) {
@@ -209,12 +285,72 @@ export function decodeValue(encoded) {
         }
         return obj;
       }
-      default:
-        throw new Error(`cannot decode tag ${JSON.stringify(e[TAG])}`);
+      default: {
+        const build = RECIPE_BUILDERS[e[TAG]];
+        if (!build) throw new Error(`cannot decode tag ${JSON.stringify(e[TAG])}`);
+        const value = build(e, dec, ctx);
+        RECIPES.set(value, e);
+        return value;
+      }
     }
   }
 
   return dec(encoded);
+}
+
+/** An object with the recipe's plain keys (`v`, encoded) and `extra` defined on it. */
+function withProps(e, dec, extra) {
+  const obj = {};
+  if (e.v) for (const key of Object.keys(e.v)) defineOwn(obj, unescapeKey(key), dec(e.v[key]));
+  for (const [key, desc] of Object.entries(extra)) Object.defineProperty(obj, key, { enumerable: false, configurable: true, ...desc });
+  return obj;
+}
+
+/**
+ * Host values a caller can pass, by recipe tag. Every one is rebuilt fresh
+ * from its recipe, so two runs of a sequence get equal, distinct values.
+ */
+const RECIPE_BUILDERS = {
+  valueOf: (e, dec) => withProps(e, dec, { valueOf: { value: () => dec(e.ret) } }),
+  toString: (e, dec) => withProps(e, dec, { toString: { value: () => dec(e.ret) } }),
+  throwValueOf: (e, dec) => withProps(e, dec, { valueOf: { value: () => { throw new Error(e.message); } } }),
+  throwToString: (e, dec) => withProps(e, dec, {
+    toString: { value: () => { throw new Error(e.message); } },
+    valueOf: { value() { return this; } },
+  }),
+  toJSON: (e, dec) => withProps(e, dec, { toJSON: { value: () => dec(e.ret) } }),
+  date: (e) => new Date(e.t),
+  url: (e) => new URL(e.href),
+  buffer: (e) => Buffer.from(e.bytes),
+  typed: (e) => new globalThis[e.cls](e.items),
+  map: (e, dec) => new Map(e.entries.map(([k, v]) => [dec(k), dec(v)])),
+  set: (e, dec) => new Set(e.items.map(dec)),
+  proxy: (e, dec) => new Proxy(dec(e.target), {}),
+  frozen: (e, dec) => Object.freeze(dec(e.target)),
+  // A getter that (with a store) appends another event first: re-entrancy.
+  getter: (e, dec, ctx) => {
+    const obj = withProps(e, dec, {});
+    Object.defineProperty(obj, e.key, {
+      enumerable: true,
+      configurable: true,
+      get() {
+        const store = e.append && ctx.store?.();
+        if (store) store.appendEvent(dec(e.append));
+        return dec(e.ret);
+      },
+    });
+    return obj;
+  },
+};
+
+/** The recipe a value was built from, if it was. */
+export function recipeOf(value) {
+  return (typeof value === 'object' && value !== null) || typeof value === 'function' ? RECIPES.get(value) : undefined;
+}
+
+/** Build the value a recipe describes (as the runner will), for the generator's own use. */
+export function fromRecipe(recipe) {
+  return decodeValue(recipe);
 }
 
 // ---------------------------------------------------------------------------

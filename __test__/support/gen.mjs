@@ -18,7 +18,7 @@
 //   { op: 'writeJournal', id, dir, bytes }    append raw bytes to <dir>/<id>.jsonl
 //   { op: 'writeFile', path, bytes }          write any file under the project root
 
-import { encodeValue, encodeBytes } from './encode.mjs';
+import { encodeValue, encodeBytes, fromRecipe, recipeOf } from './encode.mjs';
 import { nativeVocabulary } from './vocabulary.mjs';
 
 // ---------------------------------------------------------------------------
@@ -90,10 +90,17 @@ const PAGES = ['/', '/pricing', '/blog/hello-world', '/about', '/docs/getting-st
 const SOURCE_FILES = ['src/components/Hero.tsx', 'src/pages/index.astro', 'src/routes/+page.svelte',
   'app/page.tsx', 'index.html'];
 const PREVIEW_MODES = ['source', 'component', 'svelte-component', 'insert'];
-/** Event fields the old module's reducer reads (a superset is harmless). */
-const COERCED_KEYS = ['variant', 'variantId', 'revision', 'revisionDomain', 'reason', 'owner', 'phase', 'at', 'durationMs',
-  'count', 'arrivedVariants', 'plan', 'waivers', 'paramValues', 'screenshotPath', 'carbonize', 'file', 'sourceFile',
-  'previewFile', 'previewMode', 'message', 'sourceEventType', 'visibleVariant', 'url', 'error', 'pageUrl'];
+/**
+ * Classes of value a caller can pass, drawn for every field the reference's
+ * reducer reads (see fieldValue). Realistic callers send plain data, numbers
+ * as text and dates; adversarial ones anything a JavaScript caller can hold.
+ */
+export const VALUE_CLASSES = {
+  realistic: ['plain', 'plain', 'plain', 'plain', 'numericString', 'lossy', 'date'],
+  adversarial: ['plain', 'numericString', 'jsonHostile', 'valueOf', 'toString', 'throwValueOf', 'throwToString', 'symbol', 'bigint',
+    'date', 'url', 'buffer', 'typed', 'map', 'set', 'toJSON', 'lossy', 'mixed', 'proxy', 'reentrant', 'frozen'],
+};
+const NUMERIC_STRINGS = [' 0x10 ', '0b11', '1e1', '', ' 3 ', '0o7', '-0', '+5', ' \n2\t', 'Infinity', '0x', '.5', '1_0', '2'];
 const UNKNOWN_TYPES = ['exit', 'prefetch', 'manual_edits', 'error', 'done', 'Generate', 'agent-done'];
 
 /**
@@ -145,6 +152,14 @@ export const DEFAULT_OPTIONS = {
   // vocabulary.mjs). The harness passes the old module's when it has it, so a
   // type or field added upstream is exercised before it is ported.
   vocabulary: null,
+  // The value classes fields read by the reducer are drawn from (default:
+  // the tier's VALUE_CLASSES); narrowing them separates one divergence from
+  // another while triaging.
+  valueClasses: null,
+  // Event types to send more often (about 4 events in 10): the cases a port
+  // just changed. Snapshot files are then corrupted more often, half the
+  // time in a field those cases read.
+  focusTypes: null,
 };
 
 export function generateSequence(tier, seed, options = {}) {
@@ -155,7 +170,11 @@ export function generateSequence(tier, seed, options = {}) {
   const adv = tier === 'adversarial';
   const g = new Gen(rng, adv, opt);
   g.build();
-  return { tier, seed, layout: g.layoutName, ops: g.ops };
+  const coverage = {};
+  for (const [type, fields] of Object.entries(g.coverage)) {
+    coverage[type] = Object.fromEntries(Object.entries(fields).map(([f, classes]) => [f, [...classes].sort()]));
+  }
+  return { tier, seed, layout: g.layoutName, ops: g.ops, coverage };
 }
 
 class Gen {
@@ -171,6 +190,7 @@ class Gen {
     this.deepLeft = adv && rng.chance(0.12) ? 1 : 0;
     this.sessions = [];
     this.storeSessionId = undefined;
+    this.coverage = {};
   }
 
   // -- values -------------------------------------------------------------
@@ -449,19 +469,17 @@ class Gen {
         // valid values that repeat (a list that must not take a value twice
         // meets it twice), and fields reducers read elsewhere, with the
         // values they usually carry.
-        for (const key of this.opt.vocabulary.caseFields?.[type] ?? []) {
-          maybe(key, this.maybeOdd(() => rng.pick([1, 2, 2, 3, '2', 'x', true, null])), 0.85);
-        }
         for (let i = rng.range(0, 2); i > 0; i--) {
-          ev[rng.pick(COERCED_KEYS)] = this.maybeOdd(() => rng.pick([1, 2, 3, '2', 'x', true, { a: 1 }, [1]]));
+          ev[rng.pick(this.readFields())] = this.maybeOdd(() => rng.pick([1, 2, 3, '2', 'x', true, { a: 1 }, [1]]));
         }
         if (rng.chance(0.5)) ev.payload = this.maybeOdd({ ok: true }, 0.3, 'journal');
         break;
     }
+    this.readByReducer(s, ev, type);
     if (this.adv && rng.chance(0.2)) {
       // A field the reducer may coerce, set to what coercion refuses or bends.
       const keys = Object.keys(ev).filter((k) => k !== 'type' && k !== 'id');
-      const k = keys.length && rng.chance(0.7) ? rng.pick(keys) : rng.pick(COERCED_KEYS);
+      const k = keys.length && rng.chance(0.7) ? rng.pick(keys) : rng.pick(this.readFields());
       // No BigInt for a session whose journal is still only in the legacy
       // directory: see badAppendArgs.
       ev[k] = this.hostile({ bigint: !(s.hasLegacy && !s.hasPrimary) });
@@ -479,6 +497,89 @@ class Gen {
     return ev;
   }
 
+  /**
+   * Every field the reference's case for `type` reads (found by running it,
+   * nested ones as `a.b`), known types included: fields the switch above
+   * left out are added, and some it set are replaced, each with a value of
+   * a class drawn from VALUE_CLASSES.
+   */
+  readByReducer(s, ev, type) {
+    const rng = this.rng;
+    const fields = this.opt.vocabulary.caseFields?.[type] ?? [];
+    for (const field of fields) {
+      const steps = field.split('.');
+      const present = hasPath(ev, steps);
+      if (present ? !rng.chance(this.adv ? 0.35 : 0.1) : !rng.chance(this.adv ? 0.5 : 0.35)) continue;
+      setPath(ev, steps, this.fieldValue(s));
+    }
+  }
+
+  /** The snapshot fields the focused types' cases read (vocabulary.snapshotReads). */
+  focusFields() {
+    this.focusFieldList ??= [...new Set((this.opt.focusTypes ?? []).flatMap((t) => this.opt.vocabulary.snapshotReads?.[t] ?? []))];
+    return this.focusFieldList;
+  }
+
+  /** Top-level fields the reducer reads: the reference's, else the schema's field names. */
+  readFields() {
+    const v = this.opt.vocabulary;
+    this.readFieldList ??= v.caseFields
+      ? [...new Set(Object.values(v.caseFields).flat().map((f) => f.split('.')[0]))].sort()
+      : [...v.fields, ...v.addedFields].filter((f) => f !== 'id');
+    return this.readFieldList;
+  }
+
+  /** A value of a class drawn for this tier. */
+  fieldValue(s, cls = this.rng.pick(this.opt.valueClasses ?? VALUE_CLASSES[this.adv ? 'adversarial' : 'realistic'])) {
+    const rng = this.rng;
+    const bigint = !(s.hasLegacy && !s.hasPrimary);
+    const plain = () => rng.pick([1, 2, 2, 3, 0, -1, '2', 'x', true, false, null, { a: 1 }, [1], [], {},
+      ...(this.opt.vocabulary.literals ?? []).filter((l) => /^[a-z_]{1,30}$/.test(l))]);
+    const lossy = () => rng.pick([undefined, NaN, -0, Infinity, () => 1, function named() {}]);
+    const r = (recipe) => fromRecipe(recipe);
+    switch (cls) {
+      case 'plain': return plain();
+      case 'numericString': return rng.pick(NUMERIC_STRINGS);
+      // What JSON gives: an own `toString`/`valueOf` that is no function, so
+      // coercion throws (or, for `valueOf` alone, falls back to toString).
+      case 'jsonHostile': return rng.pick([{ toString: 'x' }, [{ toString: 1 }], { valueOf: 2 }, { toString: null, valueOf: 1 }]);
+      case 'lossy': return lossy();
+      case 'valueOf': return r({ $: 'valueOf', ret: encodeValue(rng.pick([2, 1, 0, -1, 2.5, '3', ' 0x10 ', NaN, true])), v: rng.chance(0.5) ? { a: 1 } : {} });
+      case 'toString': return r({ $: 'toString', ret: encodeValue(rng.pick(['2', ' 1 ', 'x', 'publication', 'browser', '', 4])) });
+      case 'throwValueOf': return r({ $: 'throwValueOf', message: 'valueOf refused' });
+      case 'throwToString': return r({ $: 'throwToString', message: 'toString refused' });
+      case 'symbol': return Symbol(rng.pick(['s', undefined]));
+      case 'bigint': return bigint ? rng.pick([2n, 0n, -1n]) : plain();
+      case 'date': return r({ $: 'date', t: rng.pick([0, 1893456000000, 1e20, NaN]) });
+      case 'url': return r({ $: 'url', href: rng.pick(['http://localhost:5173/pricing', 'file:///x/y.tsx']) });
+      case 'buffer': return r({ $: 'buffer', bytes: [97, 98] });
+      case 'typed': return r({ $: 'typed', cls: rng.pick(['Uint8Array', 'Float64Array', 'Int32Array']), items: [1, 2.5, -1] });
+      case 'map': return r({ $: 'map', entries: [['k', 1]] });
+      case 'set': return r({ $: 'set', items: [1, 'x'] });
+      case 'toJSON': return r({ $: 'toJSON', ret: this.oddJson(), v: { a: 1 } });
+      case 'mixed': {
+        // A value with toJSON beside values JSON drops or changes.
+        const o = { when: r({ $: 'date', t: 0 }), gone: undefined, nan: NaN, neg: -0 };
+        if (rng.chance(0.5)) o.fn = () => 1;
+        if (rng.chance(0.5)) o.url = r({ $: 'url', href: 'http://localhost/' });
+        return o;
+      }
+      case 'proxy': return r({ $: 'proxy', target: encodeValue(rng.pick([{ a: 1 }, [1, 2], { valueOf: 2 }])) });
+      case 'reentrant': {
+        const inner = { type: rng.pick(['agent_phase', 'checkpoint', 'variant_mounted']), id: s.id, phase: 'picked_up', revision: 1, variant: 1 };
+        return r({ $: 'getter', key: 'k', ret: encodeValue(rng.pick([1, 'x', undefined])), append: encodeValue(inner), v: { before: { $: 'u' } } });
+      }
+      case 'frozen': return r({ $: 'frozen', target: encodeValue(rng.pick([{ a: 1 }, [1], { variant: 2 }])) });
+      default: throw new Error(`unknown value class ${cls}`);
+    }
+  }
+
+  /** What an odd toJSON returns: nothing, a function, NaN, -0, or a value with its own toJSON. */
+  oddJson() {
+    return this.rng.pick([{ $: 'u' }, { $: 'fn', name: 'f' }, { $: 'NaN' }, { $: '-0' }, 'text', { a: { $: 'u' } },
+      { $: 'toJSON', ret: { $: 'toJSON', ret: 'nested' } }]);
+  }
+
   /** A type for the next event of session s, following a loose lifecycle. */
   nextType(s) {
     const rng = this.rng;
@@ -494,6 +595,7 @@ class Gen {
       done: ['generate', 'checkpoint', 'steer', 'complete'],
     };
     const all = this.opt.vocabulary.eventTypes;
+    if (this.opt.focusTypes?.length && rng.chance(0.4)) return rng.pick(this.opt.focusTypes);
     // A type the old module handles and `event()` does not build (one
     // added upstream since): often, so a sequence meets it several times.
     const fresh = all.filter((type) => !GENERATED_TYPES.has(type));
@@ -648,6 +750,7 @@ class Gen {
 
   pushAppend(event, { other = false } = {}) {
     this.keepSpreadsWide(event);
+    this.noteCoverage(event);
     const id = typeof event?.id === 'string' && event.id ? event.id : this.storeSessionId;
     this.healTorn(id);
     const target = this.sessions.find((x) => x.id === id);
@@ -669,6 +772,19 @@ class Gen {
     for (const [key, value] of Object.entries(event)) {
       const spread = rebuilds[key] === 'ObjectCopy' || rebuilds[key] === 'ArrayCopy';
       if (spread && typeof value === 'string' && value.length > WIDE_SPREAD) event[key] = value.slice(0, WIDE_SPREAD);
+    }
+  }
+
+  /** Which reducer-read fields this event carries, and their value classes. */
+  noteCoverage(event) {
+    const type = event?.type;
+    const fields = typeof type === 'string' ? this.opt.vocabulary.caseFields?.[type] : null;
+    if (!fields) return;
+    const seen = (this.coverage[type] ??= {});
+    for (const field of fields) {
+      const steps = field.split('.');
+      if (!hasPath(event, steps)) continue;
+      (seen[field] ??= new Set()).add(valueClass(getPath(event, steps)));
     }
   }
 
@@ -746,7 +862,7 @@ class Gen {
     const kind = rng.weighted([
       [52, 'append'], [12, 'getSnapshot'], [4, 'flush'], [5, 'has'], [6, 'list'], [4, 'restart'],
       [2, 'deleteSnapshot'], [adv ? 7 : 4, 'writeJournal'], [adv ? 6 : 2, 'badAppend'], [3, 'otherAppend'],
-      [adv ? 2 : 0, 'editSnapshot'], [adv ? 1 : 0, 'writeFile'], [2, 'mountFailBurst'],
+      [(adv ? 3 : 1) * (this.focusFields().length ? 3 : 1), 'editSnapshot'], [adv ? 1 : 0, 'writeFile'], [2, 'mountFailBurst'],
     ]);
     switch (kind) {
       case 'append': this.pushAppend(this.event(s, this.nextType(s))); break;
@@ -784,11 +900,19 @@ class Gen {
         this.push({ op: 'append', args: this.badAppendArgs(s) });
         break;
       case 'editSnapshot':
-        if (rng.chance(0.5)) {
-          // Any base field (the vocabulary's, so new ones too) holding a
-          // value of the wrong type.
-          const value = rng.pick([5, 'ab', '', null, true, [null], [1, 'x'], {}, { a: 1 }, { toString: 1 }, [{ toString: 1 }], -1]);
-          this.push({ op: 'editSnapshot', id: s.id, edit: 'setField', field: rng.pick(this.opt.vocabulary.fields), value });
+        if (rng.chance(0.6)) {
+          // Any base field (the vocabulary's, so new ones too) or field an
+          // event adds, holding a value of each JSON type, or one nested past
+          // V8's JSON.stringify depth.
+          const focused = this.focusFields();
+          const field = focused.length && rng.chance(0.5)
+            ? rng.pick(focused)
+            : rng.pick([...this.opt.vocabulary.fields, ...this.opt.vocabulary.addedFields]);
+          const kind = rng.pick([...Object.keys(JSON_VALUES), 'deep']);
+          if (kind === 'deep') this.push({ op: 'editSnapshot', id: s.id, edit: 'setFieldDeep', field, depth: 20000 });
+          else this.push({ op: 'editSnapshot', id: s.id, edit: 'setField', field, value: rng.pick(JSON_VALUES[kind]) });
+          (this.coverage['<snapshot file>'] ??= {});
+          (this.coverage['<snapshot file>'][field] ??= new Set()).add(kind);
         } else {
           this.push({ op: 'editSnapshot', id: s.id, edit: rng.pick(EDITS) });
         }
@@ -901,6 +1025,16 @@ class Gen {
   }
 }
 
+/** Snapshot-file values by JSON type. */
+const JSON_VALUES = {
+  number: [5, -1, 0, 1.5, 1e21],
+  string: ['ab', '', '5', 'completed'],
+  null: [null],
+  boolean: [true, false],
+  array: [[], [null], [1, 'x'], [{ toString: 1 }]],
+  object: [{}, { a: 1 }, { toString: 1 }, { type: 'generate' }],
+};
+
 const EDITS = ['phase', 'dropMeta', 'wrongId', 'garbage', 'nextSeqFloat', 'extraKeys', 'weirdTypes', 'empty',
   'integerKeys', 'journalBytesOff', 'truncate', 'dropKeys'];
 export { EDITS };
@@ -910,4 +1044,44 @@ export function seedList(base, count) {
   const out = [];
   for (let i = 0; i < count; i++) out.push((base + i) >>> 0);
   return out;
+}
+
+function hasPath(obj, steps) {
+  let o = obj;
+  for (const step of steps) {
+    if (o === null || (typeof o !== 'object' && typeof o !== 'function') || !Object.prototype.hasOwnProperty.call(o, step)) return false;
+    o = Object.getOwnPropertyDescriptor(o, step).value;
+  }
+  return true;
+}
+
+function getPath(obj, steps) {
+  let o = obj;
+  for (const step of steps) o = Object.getOwnPropertyDescriptor(o, step)?.value;
+  return o;
+}
+
+/** Sets obj.a.b...: a step that is not a plain object becomes one. */
+function setPath(obj, steps, value) {
+  let o = obj;
+  for (const step of steps.slice(0, -1)) {
+    const cur = Object.getOwnPropertyDescriptor(o, step)?.value;
+    if (!cur || typeof cur !== 'object' || Array.isArray(cur) || Object.isFrozen(cur) || recipeOf(cur)) o[step] = {};
+    o = o[step];
+  }
+  const last = steps[steps.length - 1];
+  if (last === '__proto__') Object.defineProperty(o, last, { value, enumerable: true, writable: true, configurable: true });
+  else o[last] = value;
+}
+
+/** The class label of a generated value, for the coverage report. */
+export function valueClass(v) {
+  const recipe = recipeOf(v);
+  if (recipe) return recipe.$ === 'getter' ? 'reentrant' : recipe.$;
+  if (v === undefined || typeof v === 'function' || (typeof v === 'number' && (!Number.isFinite(v) || Object.is(v, -0)))) return 'lossy';
+  if (typeof v === 'symbol' || typeof v === 'bigint') return typeof v;
+  if (typeof v === 'string' && NUMERIC_STRINGS.includes(v)) return 'numericString';
+  if (v && typeof v === 'object' && !recipeOf(v) && [v, v[0]].some((o) => o && typeof o === 'object' && ['toString', 'valueOf'].some((k) => Object.hasOwn(o, k) && typeof o[k] !== 'function'))) return 'jsonHostile';
+  if (v && typeof v === 'object' && Object.values(v).some((x) => recipeOf(x))) return 'mixed';
+  return 'plain';
 }

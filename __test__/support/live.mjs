@@ -10,15 +10,20 @@ import { runSequence, crossRead, compareTranscripts, allDifferences, formatMisma
  *
  * Checks, each over the whole sequence:
  *   run        the candidate's transcript equals the reference's
- *   cross R→C  reference writes, fresh candidate and fresh reference read the same
- *   cross C→R  candidate writes, fresh reference and fresh candidate read the same
+ *   cross R→C  reference writes, fresh candidate and fresh reference read the same,
+ *              flush the same, and replay the same from the journals alone
+ *   cross C→R  candidate writes, then the same reads, flushes and cold replays
  *   mixed      main store instances alternate (reference, candidate, ...), the
  *              second "process" store is the candidate: transcript equals the
  *              reference-only one
+ * Returned values are compared as assert.deepStrictEqual sees them and more
+ * (key order, undefined vs absent, NaN, -0, built-ins by class and content);
+ * options.identity also makes a copy of an object the old module returns
+ * by reference (the caller's own) a difference.
  */
 export function compareLive({ tier, seed, reference, candidate, options = {}, workDir }) {
   const seq = generateSequence(tier, seed, options);
-  const result = { tier, seed, ops: seq.ops.length, checks: 0, agreements: 0, mismatches: [] };
+  const result = { tier, seed, ops: seq.ops.length, coverage: seq.coverage, checks: 0, agreements: 0, mismatches: [] };
   const check = (label, mismatch, extra) => {
     result.checks++;
     if (!mismatch) {
@@ -35,8 +40,9 @@ export function compareLive({ tier, seed, reference, candidate, options = {}, wo
     return '  further differences:\n' + diffs.slice(1).map((d) => `    op #${d.index} (${d.op}) ${d.field}: ${d.detail}`).join('\n');
   };
 
-  const expected = runSequence(reference, seq, workDir);
-  const actual = runSequence(candidate, seq, workDir);
+  const identity = !!options.identity;
+  const expected = runSequence(reference, seq, workDir, { identity });
+  const actual = runSequence(candidate, seq, workDir, { identity });
   const m = compareTranscripts(expected, actual);
   check('run', m, m && diffsReport(expected, actual));
 
@@ -45,7 +51,7 @@ export function compareLive({ tier, seed, reference, candidate, options = {}, wo
   const cr = crossRead(candidate, reference, seq, workDir);
   check('cross candidate-writes/reference-reads', cr.mismatch);
 
-  const mixed = runSequence(reference, seq, workDir, { factories: [reference, candidate] });
+  const mixed = runSequence(reference, seq, workDir, { factories: [reference, candidate], identity });
   const mm = compareTranscripts(expected, mixed);
   check('mixed reference/candidate stores', mm, mm && diffsReport(expected, mixed));
   return result;

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import util from 'node:util';
 import { decodeValue, decodeBytes, encodeValue, fileContent } from './encode.mjs';
 import { LAYOUTS } from './gen.mjs';
 
@@ -166,7 +167,12 @@ const EDIT_FNS = {
   dropKeys: (o) => { delete o.pageUrl; delete o.diagnostics; delete o.mountFailures; },
   journalBytesOff: (o) => { o.__journalBytes = Number(o.__journalBytes) + 1; },
   setField: (o, op) => { o[op.field] = op.value; },
+  // A value nested deeper than V8's JSON.stringify can go (JSON.parse takes
+  // any depth): written as text, see editSnapshotFile.
+  setFieldDeep: (o, op) => { o[op.field] = DEEP_MARK; },
 };
+
+const DEEP_MARK = '\u0000deep\u0000';
 
 function editSnapshotFile(file, edit, op) {
   if (!fs.existsSync(file)) return false;
@@ -183,7 +189,9 @@ function editSnapshotFile(file, edit, op) {
     }
     if (!obj || typeof obj !== 'object') return 'not-object';
     EDIT_FNS[edit](obj, op);
-    fs.writeFileSync(file, JSON.stringify(obj, null, 2) + '\n');
+    let out = JSON.stringify(obj, null, 2) + '\n';
+    if (edit === 'setFieldDeep') out = out.replace(JSON.stringify(DEEP_MARK), '['.repeat(op.depth) + ']'.repeat(op.depth));
+    fs.writeFileSync(file, out);
   }
   return true;
 }
@@ -206,6 +214,11 @@ function callMethod(store, name, args, detached) {
  *     factories[1]
  *   keep: true — keep the project directory (returned as transcript.project)
  *   onOp(index, op) — called before each op
+ *   identity: true — a returned object that is one the caller passed in (its
+ *     own event's member, kept by reference) is recorded as a reference to
+ *     where it was passed, so a copy in its place is a difference. Off by
+ *     default: identity of the caller's objects is not part of the contract,
+ *     their class and content are.
  */
 export function runSequence(create, seqOrOps, workDir, options = {}) {
   const seq = Array.isArray(seqOrOps) ? { layout: 'plain', ops: seqOrOps } : seqOrOps;
@@ -217,6 +230,14 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
   let storeCount = 0;
   let other = null;
   let lastSeen = new Map();
+  const passed = options.identity ? new WeakMap() : null;
+  const ctx = { store: () => store };
+  const args = (op, index) => op.args.map((a, i) => {
+    const value = decodeValue(a, ctx);
+    if (passed) notePassed(value, `op${index}.args[${i}]`, passed);
+    return value;
+  });
+  const encodeResult = (v) => encodeValue(v, { refs: passed, recipes: !!passed, digestDeep: true });
 
   const identOf = (value) => {
     if (!value || typeof value !== 'object') return undefined;
@@ -234,9 +255,9 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
       options.onOp?.(index, op);
       const entry = { op: op.op };
       try {
-        const r = applyOp(op);
+        const r = applyOp(op, index);
         if (r !== NO_RESULT) {
-          entry.result = encodeValue(r.value);
+          entry.result = encodeResult(r.value);
           if (r.ident !== undefined) entry.ident = r.ident;
         }
       } catch (err) {
@@ -251,7 +272,7 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
     if (!completed) removeProject(project);
   }
 
-  function applyOp(op) {
+  function applyOp(op, index) {
     switch (op.op) {
       case 'create':
       case 'restart': {
@@ -270,21 +291,21 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
         };
       }
       case 'append': {
-        const v = callMethod(store, 'appendEvent', op.args.map(decodeValue), op.detached);
+        const v = callMethod(store, 'appendEvent', args(op, index), op.detached);
         return { value: v, ident: identOf(v) };
       }
       case 'otherAppend': {
         if (!other) other = factories[1]({ cwd: project.cwd });
-        const v = other.appendEvent(...op.args.map(decodeValue));
+        const v = other.appendEvent(...args(op, index));
         return { value: v };
       }
       case 'getSnapshot':
       case 'flush': {
-        const v = callMethod(store, op.op, op.args.map(decodeValue), op.detached);
+        const v = callMethod(store, op.op, args(op, index), op.detached);
         return { value: v, ident: identOf(v) };
       }
       case 'has':
-        return { value: callMethod(store, 'has', op.args.map(decodeValue), op.detached) };
+        return { value: callMethod(store, 'has', args(op, index), op.detached) };
       case 'list': {
         const v = store.listActiveSessions();
         const ident = Array.isArray(v) ? v.map(identOf) : undefined;
@@ -323,6 +344,24 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
 
 const NO_RESULT = Symbol('no result');
 
+/**
+ * Records every object reachable from a value the caller passed (through
+ * data properties only: no getter runs) with where it was passed, first
+ * place first.
+ */
+function notePassed(value, at, passed) {
+  const todo = [[value, at]];
+  while (todo.length) {
+    const [v, p] = todo.pop();
+    if (v === null || (typeof v !== 'object' && typeof v !== 'function') || passed.has(v)) continue;
+    passed.set(v, p);
+    if (typeof v === 'function' || util.types.isProxy(v)) continue;
+    for (const [key, desc] of Object.entries(Object.getOwnPropertyDescriptors(v))) {
+      if ('value' in desc && desc.enumerable) todo.push([desc.value, `${p}.${key}`]);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Cross-reading: one implementation writes, the other reads.
 // ---------------------------------------------------------------------------
@@ -350,7 +389,7 @@ export function readBack(create, project, ids, clockStart) {
   const record = (label, fn) => {
     const entry = { op: label };
     try {
-      entry.result = encodeValue(fn());
+      entry.result = encodeValue(fn(), { digestDeep: true });
     } catch (err) {
       Object.assign(entry, encodeThrown(err, fix));
     }
@@ -370,6 +409,21 @@ export function readBack(create, project, ids, clockStart) {
     }
     record('listActiveSessions()', () => store.listActiveSessions());
     out.push({ op: 'files after reads', files: listProjectFiles(project.dir) });
+    for (const id of ids) record(`flush(${id})`, () => store.flush(id));
+    out.push({ op: 'files after flush', files: listProjectFiles(project.dir) });
+    // Cold replay: no snapshot file, a fresh store, every journal replayed.
+    for (const dir of [project.sessionsDir, project.legacyDir]) {
+      if (!fs.existsSync(dir)) continue;
+      for (const name of fs.readdirSync(dir)) if (name.endsWith('.snapshot.json')) fs.rmSync(path.join(dir, name));
+    }
+    let cold;
+    record('create (cold)', () => {
+      cold = create({ cwd: project.cwd });
+      return { rootDir: fix(cold.rootDir) };
+    });
+    if (!cold) return;
+    for (const id of ids) record(`cold getSnapshot(${id})`, () => cold.getSnapshot(id, { includeCompleted: true }));
+    out.push({ op: 'files after cold replay', files: listProjectFiles(project.dir) });
   });
   return out;
 }
@@ -388,8 +442,19 @@ export function crossRead(createA, createB, seqOrOps, workDir) {
   try {
     const ids = idsToRead(project, seq);
     const clockStart = CLOCK_START + seq.ops.length * CLOCK_STEP;
-    const readB = readBack(createB, project, ids, clockStart);
-    const readA = readBack(createA, project, ids, clockStart);
+    // Each reader gets its own copy: reads flush and replay cold.
+    const readOnCopy = (create) => {
+      const copy = { ...project, dir: fs.mkdtempSync(project.dir + '-read-') };
+      fs.cpSync(project.dir, copy.dir, { recursive: true });
+      for (const key of ['cwd', 'root', 'sessionsDir', 'legacyDir']) copy[key] = copy.dir + project[key].slice(project.dir.length);
+      try {
+        return readBack(create, copy, ids, clockStart);
+      } finally {
+        removeProject(copy);
+      }
+    };
+    const readB = readOnCopy(createB);
+    const readA = readOnCopy(createA);
     const mismatch = compareTranscripts(readA, readB);
     return { writer, readA, readB, mismatch };
   } finally {
@@ -472,9 +537,13 @@ export function showEncoded(v) {
       case 'nullproto': return `[Object: null prototype] ${showEncoded(v.v)}`;
       case 'proto': return `${showEncoded(v.v)} with prototype ${showEncoded(v.of)}`;
       case 'arr': return `${showEncoded(v.items)} with props ${showEncoded(v.props || {})}`;
-      case 'inst': return `${v.cls} ${showEncoded(v.v)}`;
+      case 'inst': return `${v.cls}${'state' in v ? `(${showEncoded(v.state)})` : ''} ${showEncoded(v.v)}`;
+      case 'accessor': return '[Getter]';
+      case 'symkeys': return `${showEncoded(v.of)} with ${v.syms.map(([d, x]) => `[Symbol(${d ?? ''})]: ${showEncoded(x)}`).join(', ')}`;
+      case 'ref': return `<the caller's ${v.to}>`;
       case 'error': return `${v.cls}: ${v.message}`;
-      default: return JSON.stringify(v);
+      // A value built from a recipe (encode.mjs): the caller's own object.
+      default: return `<the caller's ${v.$} ${JSON.stringify(v).slice(0, 120)}>`;
     }
   }
   if (Array.isArray(v)) return `[${v.map(showEncoded).join(', ')}]`;

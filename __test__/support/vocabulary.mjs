@@ -48,12 +48,111 @@ function functionBody(source, name) {
 }
 
 /**
- * The event fields each case of applyEvent's switch reads (`event.<name>`),
- * by type: the text from its label to the next label with a body (labels
- * sharing one body share its fields).
+ * The reducer's own functions, imported from its source text with two names
+ * exported (applyEvent and baseSnapshot are module-private) and its relative
+ * imports pointed at the checkout, so nothing is written anywhere.
  */
-function caseFields(apply, types) {
+async function importReducer(file, source) {
+  const dir = path.dirname(file);
+  const text = source.replace(/(\bfrom\s+)(['"])(\.{1,2}\/[^'"]+)\2/g,
+    (_m, from, q, spec) => from + q + pathToFileURL(path.resolve(dir, spec)).href + q)
+    + '\nexport { applyEvent as __probedApplyEvent, baseSnapshot as __probedBaseSnapshot };\n';
+  const mod = await import('data:text/javascript;base64,' + Buffer.from(text).toString('base64'));
+  return { applyEvent: mod.__probedApplyEvent, baseSnapshot: mod.__probedBaseSnapshot };
+}
+
+/** Every string literal of a function's text: the values its comparisons look for. */
+function stringLiterals(text) {
+  return [...new Set([...text.matchAll(/'([^'\\\n]*)'/g)].map((m) => m[1]))];
+}
+
+const PROBE = Symbol('probe');
+const NESTED_LIMIT = 3;
+
+/**
+ * Runs applyEvent on events that are Proxies recording every property read
+ * (through helpers too: toPendingEvent's spread, a nested `x.y`), so the
+ * fields are exactly what the old module reads, by type. Each type is run
+ * against several prior snapshots (fenced, canceled, mounted, ...) with
+ * every field answering the same value, then with one field at a time
+ * answering each value, so the branches that read more fields are taken too.
+ * The values are the usual suspects plus every string literal of applyEvent
+ * (what its comparisons look for).
+ */
+function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases) {
+  const values = [undefined, PROBE, true, false, null, 0, 1, 2, -1, 5, '', 'x', ...literals];
+  const base = baseSnapshot('probe');
+  const priors = [
+    base,
+    { ...base, generationCanceled: true },
+    { ...base, phase: 'accept_requested' },
+    ...fencedPhases.map((phase) => ({ ...base, phase })),
+    { ...base, browserCheckpointRevision: 5, publicationCheckpointRevision: 5, checkpointRevision: 5 },
+    { ...base, pendingEvent: { type: 'generate' }, pendingEventSeq: 1 },
+    { ...base, mountedVariants: [1], mountFailures: [{ variant: 2 }], generationCompletedAt: 1 },
+  ];
+  const out = { fields: {}, coerced: {} };
+  for (const type of types) {
+    const reads = new Set();
+    const entryReads = new Set();
+    const recorder = (target, prefix, valueOf, sink, depth) => new Proxy(target, {
+      get(t, key, receiver) {
+        if (typeof key === 'symbol' || Object.prototype.hasOwnProperty.call(t, key)) return Reflect.get(t, key, receiver);
+        const p = prefix + key;
+        sink.add(p);
+        const v = valueOf(p);
+        return v === PROBE ? (depth < NESTED_LIMIT ? recorder({}, p + '.', valueOf, sink, depth + 1) : {}) : v;
+      },
+      has(t, key) {
+        if (typeof key === 'symbol' || Object.prototype.hasOwnProperty.call(t, key)) return Reflect.has(t, key);
+        sink.add(prefix + key);
+        return valueOf(prefix + key) !== undefined;
+      },
+    });
+    const run = (prior, valueOf) => {
+      const event = recorder({ type, id: 'probe' }, '', valueOf, reads, 0);
+      const entry = recorder({ seq: 3, ts: '2030-01-01T00:00:00.000Z', event }, '', () => undefined, entryReads, NESTED_LIMIT);
+      try {
+        applyEvent({ ...prior }, entry);
+      } catch { /* a coercion refused a probe value: what it read still counts */ }
+    };
+    for (const prior of priors) {
+      for (const v of values) run(prior, () => v);
+    }
+    // Then each field read so far takes every value while the others are
+    // all absent or all objects, until no new field is read: a field read
+    // only when another holds a given value (`event.inner.leaf` when
+    // `event.mode === 'deep'`) is found.
+    for (let round = 0; round < 4; round++) {
+      const before = reads.size;
+      for (const prior of priors) {
+        for (const base of [undefined, PROBE]) {
+          for (const field of [...reads]) {
+            for (const v of values) run(prior, (p) => (p === field ? v : base));
+          }
+        }
+      }
+      if (reads.size === before) break;
+    }
+    reads.delete('type');
+    reads.delete('id');
+    // `x.valueOf` / `x.toString` read on a probe object are a coercion of x.
+    const coerced = [...reads].filter((p) => /\.(valueOf|toString)$/.test(p)).map((p) => p.replace(/\.(valueOf|toString)$/, ''));
+    out.fields[type] = [...reads].filter((p) => !/\.(valueOf|toString)$/.test(p)).sort();
+    out.coerced[type] = [...new Set(coerced)].sort();
+  }
+  return out;
+}
+
+/**
+ * The snapshot fields each case reads (`next.f`, `next[...]` through a
+ * string literal naming a field, and `snapshot.f` in a helper the case hands
+ * `next` to), from the function text: the head of applyEvent copies every
+ * field, so only the source tells a case's own reads apart.
+ */
+function snapshotReads(source, apply, types, fieldNames) {
   const labels = [...apply.matchAll(/\n\s*(?:case '([^']+)'|default):/g)].map((m) => ({ type: m[1], at: m.index, end: m.index + m[0].length }));
+  const known = new Set(fieldNames);
   const out = {};
   for (const type of types) {
     let i = labels.findIndex((l) => l.type === type);
@@ -62,14 +161,20 @@ function caseFields(apply, types) {
       body = apply.slice(labels[i].end, labels[i + 1]?.at ?? apply.length);
       i++;
     }
-    out[type] = [...new Set([...body.matchAll(/\bevent\.(\w+)/g)].map((m) => m[1]))].filter((f) => f !== 'type' && f !== 'id');
+    const fields = new Set();
+    for (const m of body.matchAll(/\bnext\.(\w+)\b(?!\s*=(?!=))/g)) fields.add(m[1]);
+    for (const m of body.matchAll(/'(\w+)'/g)) if (known.has(m[1])) fields.add(m[1]);
+    for (const m of body.matchAll(/\b(\w+)\(next\)/g)) {
+      if (!source.includes(`function ${m[1]}(`)) continue;
+      for (const r of functionBody(source, m[1]).matchAll(/\bsnapshot\.(\w+)/g)) fields.add(r[1]);
+    }
+    out[type] = [...fields].sort();
   }
   return out;
 }
 
-/** The old module's vocabulary, or null without QUIVER_REFERENCE_DIR. */
-export async function referenceVocabulary() {
-  const file = referenceModulePath();
+/** The old module's vocabulary (its session-store.mjs: `file`), or null without QUIVER_REFERENCE_DIR. */
+export async function referenceVocabulary(file = referenceModulePath()) {
   if (!file) return null;
   const source = fs.readFileSync(file, 'utf8');
   const mod = await import(pathToFileURL(file).href);
@@ -95,12 +200,18 @@ export async function referenceVocabulary() {
   const eventTypes = [...apply.matchAll(/case '([^']+)':/g)].map((m) => m[1]);
   const added = new Set();
   for (const m of apply.matchAll(/next\.(\w+) =/g)) if (!(m[1] in base)) added.add(m[1]);
+  const reducer = await importReducer(file, source);
+  const literals = stringLiterals(apply);
+  const probed = probeCaseFields(reducer.applyEvent, reducer.baseSnapshot, eventTypes, literals, [...mod.GENERATION_FENCED_PHASES]);
   return {
     fields: Object.keys(base),
     rebuilds,
     addedFields: [...added],
     eventTypes,
-    caseFields: caseFields(apply, eventTypes),
+    caseFields: probed.fields,
+    coercedFields: probed.coerced,
+    snapshotReads: snapshotReads(source, apply, eventTypes, [...Object.keys(base), ...added]),
+    literals,
     completedPhases: [...vocab.COMPLETED_SESSION_PHASES],
     fencedPhases: [...mod.GENERATION_FENCED_PHASES],
     mountFailureHistory: Number(/const MOUNT_FAILURE_HISTORY = (\d+)/.exec(source)?.[1]),

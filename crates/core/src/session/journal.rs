@@ -339,6 +339,7 @@ pub fn ends_with_newline(file: &File, size: u64) -> io::Result<bool> {
 mod tests {
     use super::*;
     use crate::session::reducer::tests::TestHost;
+    use crate::session::schema::EVENT_TYPES;
 
     /// Replays `lines` as a journal file (the way a replay reads, field by
     /// field where it can) and again line by line through the full parser;
@@ -518,8 +519,9 @@ mod tests {
     #[test]
     fn field_by_field_replay_agrees_with_full_parse_on_random_journals() {
         let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let vocab = vocabulary();
         for case in 0..200 {
-            let lines: Vec<String> = (0..40).map(|i| random_line(&mut rng, i)).collect();
+            let lines: Vec<String> = (0..40).map(|i| random_line(&mut rng, i, &vocab)).collect();
             let (lazy, full) = replay_both_ways(&lines);
             assert_eq!(lazy, full, "case {case}: {lines:#?}");
         }
@@ -558,27 +560,35 @@ mod tests {
         format!("{{{}}}", members.join(","))
     }
 
-    fn random_line(rng: &mut u64, i: usize) -> String {
-        const TYPES: [&str; 22] = [
-            "generate", "variant_plan", "detector_waivers", "agent_phase", "variants_ready", "agent_done", "variant_mounted",
-            "variant_mount_failed", "checkpoint", "accept", "accept_intent", "manual_edit_apply", "steer", "carbonize_cleanup",
-            "steer_done", "discard", "discarded", "complete", "agent_error", "unknown", "", "generate",
-        ];
-        const EVENT_KEYS: [&str; 30] = [
-            "id", "phase", "variant", "revision", "owner", "reason", "revisionDomain", "at", "durationMs", "plan", "paramValues",
-            "pageUrl", "count", "screenshotPath", "token", "carbonize", "file", "sourceFile", "previewFile", "previewMode",
-            "arrivedVariants", "variantId", "message", "sourceEventType", "waivers", "url", "error", "__proto__", "0", "visibleVariant",
-        ];
+    /// The reducer's event types and the keys its cases read (found by
+    /// watching it: a case or key added later is in here without an edit),
+    /// plus keys that stress the readers rather than the reducer.
+    struct Vocabulary {
+        types: Vec<&'static str>,
+        keys: Vec<String>,
+    }
+
+    fn vocabulary() -> Vocabulary {
+        let mut types: Vec<&'static str> = EVENT_TYPES.to_vec();
+        types.extend(["unknown", "", "generate"]);
+        let mut keys = crate::session::reducer::tests::event_keys_read();
+        keys.extend(["id", "token", "__proto__", "0"].map(String::from));
+        Vocabulary { types, keys }
+    }
+
+    fn random_line(rng: &mut u64, i: usize, vocab: &Vocabulary) -> String {
+        let types = &vocab.types;
+        let keys: Vec<&str> = vocab.keys.iter().map(String::as_str).collect();
         let mut event: Vec<String> = Vec::new();
         for _ in 0..next(rng) % 8 {
-            let key = pick(rng, &EVENT_KEYS);
+            let key = pick(rng, &keys);
             let key = if one_in(rng, 40) { "\\u0074ype" } else { key };
             event.push(format!("\"{}\":{}", key, random_value(rng, 1)));
         }
         let at = (next(rng) % (event.len() as u64 + 1)) as usize;
-        event.insert(at, format!("\"type\":\"{}\"", pick(rng, &TYPES)));
+        event.insert(at, format!("\"type\":\"{}\"", pick(rng, types)));
         if one_in(rng, 10) {
-            event.push(format!("\"type\":\"{}\"", pick(rng, &TYPES)));
+            event.push(format!("\"type\":\"{}\"", pick(rng, types)));
         }
         let event = format!("{{{}}}", event.join(","));
         let event = match next(rng) % 20 {
@@ -597,7 +607,7 @@ mod tests {
             top.push(format!("\"event\":{}", random_value(rng, 1)));
         }
         if one_in(rng, 8) {
-            top.push(format!("\"type\":\"{}\"", pick(rng, &TYPES)));
+            top.push(format!("\"type\":\"{}\"", pick(rng, types)));
         }
         let line = format!("{{{}}}", top.join(","));
         match next(rng) % 30 {

@@ -285,30 +285,12 @@ fn starting_points() -> Vec<Snapshot> {
 #[test]
 fn every_case_leaves_the_snapshot_alone_when_it_throws() {
     let host = TestHost(1_893_456_000_000.0);
-    let benign = [r#"1"#, r#""x""#, r#"true"#, r#""2030-01-01T00:00:00.000Z""#];
+    let benign = BENIGN;
     let hostile = [r#"{"toString":"x"}"#, r#"[{"toString":1}]"#];
     let mut thrown = 0;
     for ty in EVENT_TYPES.iter().chain(["unknown"].iter()) {
         for start in starting_points() {
-            // Every key read with a benign value, until no new key is read.
-            let mut event_keys: Vec<String> = vec!["type".into()];
-            let mut entry_keys: Vec<String> = Vec::new();
-            for _ in 0..4 {
-                for b in benign {
-                    let entry = entry_with(ty, &event_keys, &entry_keys, b, None);
-                    let (en, ev) = keys_read(&start, &entry);
-                    for k in ev {
-                        if !event_keys.contains(&k) {
-                            event_keys.push(k);
-                        }
-                    }
-                    for k in en {
-                        if k != "event" && !entry_keys.contains(&k) {
-                            entry_keys.push(k);
-                        }
-                    }
-                }
-            }
+            let (event_keys, entry_keys) = keys_read_by_case(ty, &start);
             for target in event_keys.iter().filter(|k| *k != "type").map(|k| (false, k)).chain(entry_keys.iter().map(|k| (true, k))) {
                 for b in benign {
                     for h in hostile {
@@ -325,6 +307,48 @@ fn every_case_leaves_the_snapshot_alone_when_it_throws() {
         }
     }
     assert!(thrown > 50, "only {thrown} throwing cases were tried: the test has lost its bite");
+}
+
+const BENIGN: [&str; 4] = [r#"1"#, r#""x""#, r#"true"#, r#""2030-01-01T00:00:00.000Z""#];
+
+/// The event keys and entry keys the case for `ty` reads from `start`: every
+/// key read with a benign value, until no new key is read.
+fn keys_read_by_case(ty: &str, start: &Snapshot) -> (Vec<String>, Vec<String>) {
+    let mut event_keys: Vec<String> = vec!["type".into()];
+    let mut entry_keys: Vec<String> = Vec::new();
+    for _ in 0..4 {
+        for b in BENIGN {
+            let entry = entry_with(ty, &event_keys, &entry_keys, b, None);
+            let (en, ev) = keys_read(start, &entry);
+            for k in ev {
+                if !event_keys.contains(&k) {
+                    event_keys.push(k);
+                }
+            }
+            for k in en {
+                if k != "event" && !entry_keys.contains(&k) {
+                    entry_keys.push(k);
+                }
+            }
+        }
+    }
+    (event_keys, entry_keys)
+}
+
+/// Every event key some case of the reducer reads, from any starting point:
+/// found by watching it, so tests that build events need no list of keys.
+pub fn event_keys_read() -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for ty in EVENT_TYPES {
+        for start in starting_points() {
+            for k in keys_read_by_case(ty, &start).0 {
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+    }
+    keys
 }
 
 /// `{ seq, ts, event: { type, ...keys } }` with every key at `value`, and

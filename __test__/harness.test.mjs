@@ -1,0 +1,156 @@
+// The differential harness itself: values built from recipes replay exactly,
+// the field prober finds what a reducer reads (nested, through helpers,
+// behind a condition), and the generator sends every field a vocabulary
+// names, with no list of its own.
+
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { decodeValue, encodeValue, recipeOf } from './support/encode.mjs';
+import { generateSequence, VALUE_CLASSES } from './support/gen.mjs';
+import { nativeVocabulary, referenceVocabulary } from './support/vocabulary.mjs';
+
+const RECIPES = [
+  { $: 'valueOf', ret: 2, v: { a: 1 } },
+  { $: 'toString', ret: ' 1 ' },
+  { $: 'throwValueOf', message: 'no' },
+  { $: 'throwToString', message: 'no' },
+  { $: 'toJSON', ret: { $: 'u' }, v: { a: 1 } },
+  { $: 'toJSON', ret: { $: 'toJSON', ret: 'nested' } },
+  { $: 'date', t: 0 },
+  { $: 'url', href: 'http://localhost/x' },
+  { $: 'buffer', bytes: [97, 98] },
+  { $: 'typed', cls: 'Float64Array', items: [1, 2.5] },
+  { $: 'map', entries: [['k', 1]] },
+  { $: 'set', items: [1, 'x'] },
+  { $: 'proxy', target: { a: 1 } },
+  { $: 'frozen', target: [1] },
+  { $: 'getter', key: 'k', ret: 1, append: { type: 'agent_phase', id: 's' }, v: { before: { $: 'u' } } },
+];
+
+test('harness: a value built from a recipe encodes as that recipe, and each decode builds a fresh one', () => {
+  for (const recipe of RECIPES) {
+    const a = decodeValue(recipe);
+    const b = decodeValue(recipe);
+    assert.notEqual(a, b, recipe.$);
+    assert.deepEqual(encodeValue({ x: a }), { x: recipe }, recipe.$);
+    assert.equal(recipeOf(a), recipe);
+  }
+  assert.equal(Number(decodeValue(RECIPES[0])), 2);
+  assert.throws(() => Number(decodeValue(RECIPES[2])), /no/);
+  assert.throws(() => String(decodeValue(RECIPES[3])), /no/);
+  assert.equal(JSON.stringify({ v: decodeValue(RECIPES[5]) }), '{"v":{}}', 'toJSON is called once: the nested one is not');
+  assert.ok(decodeValue(RECIPES[6]) instanceof Date);
+  assert.ok(Object.isFrozen(decodeValue(RECIPES[13])));
+});
+
+test('harness: a re-entrant getter appends to the store the runner hands it, once per read', () => {
+  const appended = [];
+  const value = decodeValue(RECIPES[14], { store: () => ({ appendEvent: (e) => appended.push(e) }) });
+  assert.equal(value.k, 1);
+  assert.equal(value.k, 1);
+  assert.deepEqual(appended, [{ type: 'agent_phase', id: 's' }, { type: 'agent_phase', id: 's' }]);
+  assert.deepEqual(encodeValue({ ...value }), { before: { $: 'u' }, k: 1 }, 'a spread runs the getter and copies its value');
+  assert.deepEqual(encodeValue(value, { recipes: false }), { before: { $: 'u' }, k: { $: 'accessor' } }, 'encoding shows a getter, never runs it');
+});
+
+test('harness: built-ins encode with what they hold, and the caller\'s own objects as references', () => {
+  assert.deepEqual(encodeValue(new Date(5)), { $: 'inst', cls: 'Date', state: 5, v: {} });
+  assert.notDeepEqual(encodeValue(new Date(5)), encodeValue(new Date(6)));
+  assert.notDeepEqual(encodeValue(new Map([[1, 2]])), encodeValue(new Map([[1, 3]])));
+  assert.deepEqual(encodeValue({ a: 1, [Symbol('s')]: 2 }), { $: 'symkeys', of: { a: 1 }, syms: [['s', 2]] });
+  const mine = { a: 1 };
+  const refs = new WeakMap([[mine, 'op0.args[0].x']]);
+  assert.deepEqual(encodeValue({ x: mine, y: { a: 1 } }, { refs }), { x: { $: 'ref', to: 'op0.args[0].x' }, y: { a: 1 } });
+});
+
+/** A reducer in the old module's shape, with reads a list would miss. */
+const FAKE_REDUCER = `import { COMPLETED_SESSION_PHASES } from './vocabulary.mjs';
+export const GENERATION_FENCED_PHASES = new Set(['done']);
+export function createLiveSessionStore() {
+  return { flush: (id) => baseSnapshot(id), phases: COMPLETED_SESSION_PHASES };
+}
+function baseSnapshot(id) {
+  return { id, phase: 'new', seen: null };
+}
+function applyEvent(snapshot, entry) {
+  const event = entry.event || entry;
+  const next = {
+    ...snapshot,
+    updatedAt: entry.ts || new Date().toISOString(),
+  };
+  switch (event.type) {
+    case 'ping':
+      next.seen = describe(event);
+      break;
+    case 'gated':
+      if (event.mode === 'deep') next.seen = event.inner.leaf;
+      break;
+    case 'count':
+      next.seen = Number(event.n) > next.seen;
+      break;
+  }
+  return next;
+}
+function describe(event) {
+  return event.meta?.kind ?? null;
+}
+`;
+
+async function withFakeReference(fn) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-fake-ref-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'session-store.mjs'), FAKE_REDUCER);
+    fs.writeFileSync(path.join(dir, 'vocabulary.mjs'), "export const COMPLETED_SESSION_PHASES = ['completed'];\n");
+    return await fn(path.join(dir, 'session-store.mjs'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('harness: the prober finds the fields a case reads, nested, through helpers and behind a condition', async () => {
+  const vocab = await withFakeReference((file) => referenceVocabulary(file));
+  assert.deepEqual(vocab.eventTypes, ['ping', 'gated', 'count']);
+  assert.deepEqual(vocab.caseFields, { ping: ['meta', 'meta.kind'], gated: ['inner', 'inner.leaf', 'mode'], count: ['n'] });
+  assert.deepEqual(vocab.coercedFields.count, ['n']);
+  assert.deepEqual(vocab.snapshotReads.count, ['seen']);
+  assert.deepEqual(vocab.fields, ['id', 'phase', 'seen']);
+});
+
+test('harness: the generator sends every field of the vocabulary, of every value class, known types included', () => {
+  const base = nativeVocabulary();
+  const vocabulary = {
+    ...base,
+    eventTypes: [...base.eventTypes, 'brand_new'],
+    caseFields: { ...Object.fromEntries(base.eventTypes.map((t) => [t, []])), generate: ['count', 'novel.inner'], brand_new: ['x'] },
+  };
+  const carried = {};
+  const classes = new Set();
+  for (let seed = 1; seed <= 40; seed++) {
+    for (const tier of ['realistic', 'adversarial']) {
+      const seq = generateSequence(tier, seed, { vocabulary, focusTypes: ['generate', 'brand_new'] });
+      for (const [type, fields] of Object.entries(seq.coverage)) {
+        for (const [field, cls] of Object.entries(fields)) {
+          carried[`${type}.${field}`] = (carried[`${type}.${field}`] ?? 0) + 1;
+          if (type === 'generate' && field === 'novel.inner') cls.forEach((c) => classes.add(c));
+        }
+      }
+    }
+  }
+  for (const key of ['generate.count', 'generate.novel.inner', 'brand_new.x']) assert.ok(carried[key] > 10, `${key}: ${carried[key] ?? 0} sequences`);
+  const missing = VALUE_CLASSES.adversarial.filter((c) => !classes.has(c) && !['plain', 'numericString', 'lossy'].includes(c));
+  assert.deepEqual(missing, [], 'every class reaches a field only the vocabulary names');
+});
+
+test('harness: with QUIVER_REFERENCE_DIR, the old module\'s every event type has the fields it reads', async (t) => {
+  const reference = await referenceVocabulary();
+  if (!reference) {
+    t.skip('reference check skipped: QUIVER_REFERENCE_DIR not set');
+    return;
+  }
+  for (const type of reference.eventTypes) assert.ok(Array.isArray(reference.caseFields[type]), type);
+  assert.ok(reference.caseFields.checkpoint.includes('revisionDomain'));
+  assert.ok(reference.coercedFields.variant_mounted.includes('variant'));
+});
