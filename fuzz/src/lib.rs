@@ -1,0 +1,137 @@
+//! What the fuzz targets share: a fixed host, a scratch directory, value
+//! comparison against serde_json, and the JS whitespace set.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use quiver_live_core::js::json;
+use quiver_live_core::js::{JsStr, Value};
+use quiver_live_core::session::reducer::Host;
+
+/// A clock that never moves and `Date.parse` that knows only the ISO form:
+/// runs are reproducible from the input alone.
+pub struct FixedHost;
+
+impl Host for FixedHost {
+    fn now_ms(&self) -> f64 {
+        1_893_456_000_000.0
+    }
+    fn date_parse_fallback(&self, _s: &JsStr) -> f64 {
+        f64::NAN
+    }
+    fn json_parse_message(&self, line: &str) -> String {
+        json::parse(line).err().map_or_else(String::new, |e| e.message)
+    }
+}
+
+/// A directory of this process's own for the targets that read files,
+/// removed when libFuzzer exits normally (`-max_total_time`, `-runs`).
+/// tmpfs when there is one: the targets write a file per input.
+pub fn scratch_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let base = if Path::new("/dev/shm").is_dir() && std::env::var_os("TMPDIR").is_none() {
+            PathBuf::from("/dev/shm")
+        } else {
+            std::env::temp_dir()
+        };
+        let dir = base.join(format!("qln-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        extern "C" fn remove_scratch() {
+            if let Some(dir) = DIR.get() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+        // SAFETY: registers a plain function with no captured state.
+        unsafe { libc::atexit(remove_scratch) };
+        dir
+    })
+}
+
+/// Runs `f`; a panic that is one of the findings already being fixed
+/// elsewhere is swallowed (returning `None`) so the run goes on to find
+/// others. Every other panic aborts as usual.
+///
+/// Known: the `mountedVariants` sort of the reducer panics ("does not
+/// correctly implement a total order") on more than 20 entries mixing
+/// numbers and strings. Remove this guard once that fix lands.
+pub fn tolerating_known_panics<T>(f: impl FnOnce() -> T) -> Option<T> {
+    static HOOK: OnceLock<()> = OnceLock::new();
+    HOOK.get_or_init(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !is_known_panic(info.payload()) {
+                previous(info);
+            }
+        }));
+    });
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(v) => Some(v),
+        Err(payload) if is_known_panic(&*payload) => {
+            static NOTED: std::sync::Once = std::sync::Once::new();
+            NOTED.call_once(|| eprintln!("note: the known mountedVariants sort panic was hit and passed over"));
+            None
+        }
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
+}
+
+fn is_known_panic(payload: &(dyn std::any::Any + Send)) -> bool {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    text.contains("does not correctly implement a total order")
+}
+
+/// Whether our value and serde_json's are the same JSON value: numbers
+/// bit for bit (so `-0` stays `-0`), objects as sets of keys (serde_json's
+/// map is sorted; V8's order is checked elsewhere).
+pub fn same_as_serde(ours: &Value, theirs: &serde_json::Value) -> bool {
+    use serde_json::Value as S;
+    match (ours, theirs) {
+        (Value::Null, S::Null) => true,
+        (Value::Bool(a), S::Bool(b)) => a == b,
+        (Value::Number(a), S::Number(b)) => b.as_f64().is_some_and(|b| a.to_bits() == b.to_bits()),
+        (Value::String(a), S::String(b)) => a.as_str() == Some(b.as_str()),
+        (Value::Array(a), S::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_as_serde(x, y)),
+        (Value::Object(a), S::Object(b)) => {
+            a.len() == b.len() && a.iter().all(|(k, v)| k.as_str().and_then(|k| b.get(k)).is_some_and(|w| same_as_serde(v, w)))
+        }
+        _ => false,
+    }
+}
+
+/// serde_json refusals of text that `JSON.parse` accepts: lone surrogates
+/// in `\u` escapes (JS strings may hold them), numbers beyond f64 (JS reads
+/// Infinity), and nesting past serde_json's recursion limit.
+pub fn serde_refuses_what_js_accepts(err: &serde_json::Error, text: &str) -> bool {
+    let message = err.to_string();
+    let surrogate = message.contains("surrogate") || message.contains("unicode code point") || message.contains("hex escape");
+    (surrogate && text.to_ascii_lowercase().contains("\\ud"))
+        || message.contains("number out of range")
+        || message.contains("recursion limit exceeded")
+}
+
+/// Characters JS's `trim` and regex `\s` take: WhiteSpace and LineTerminator.
+pub const JS_SPACE: &str = "\t\n\u{b}\u{c}\r \u{a0}\u{1680}\u{2000}\u{2001}\u{2002}\u{2003}\u{2004}\u{2005}\u{2006}\u{2007}\u{2008}\u{2009}\u{200a}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{feff}";
+
+pub fn is_js_space(c: char) -> bool {
+    JS_SPACE.contains(c)
+}
+
+/// `String.prototype.trim`.
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_space)
+}
+
+/// A regex character class of [`JS_SPACE`].
+pub fn js_space_class() -> String {
+    let mut class = String::from("[");
+    for c in JS_SPACE.chars() {
+        class.push_str(&format!("\\x{{{:x}}}", u32::from(c)));
+    }
+    class.push(']');
+    class
+}
