@@ -86,8 +86,9 @@ fn is_known_panic(payload: &(dyn std::any::Any + Send)) -> bool {
 }
 
 /// Whether our value and serde_json's are the same JSON value: numbers
-/// bit for bit (so `-0` stays `-0`), objects as sets of keys (serde_json's
-/// map is sorted; V8's order is checked elsewhere).
+/// bit for bit (so `-0` stays `-0`), object keys in V8's order (array
+/// indices ascending, then the others where each first appeared; serde_json
+/// keeps the latter and its last value for a repeated key, as V8 does).
 pub fn same_as_serde(ours: &Value, theirs: &serde_json::Value) -> bool {
     use serde_json::Value as S;
     match (ours, theirs) {
@@ -97,10 +98,19 @@ pub fn same_as_serde(ours: &Value, theirs: &serde_json::Value) -> bool {
         (Value::String(a), S::String(b)) => a.as_str() == Some(b.as_str()),
         (Value::Array(a), S::Array(b)) => a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same_as_serde(x, y)),
         (Value::Object(a), S::Object(b)) => {
-            a.len() == b.len() && a.iter().all(|(k, v)| k.as_str().and_then(|k| b.get(k)).is_some_and(|w| same_as_serde(v, w)))
+            let mut theirs: Vec<(&String, &S)> = b.iter().collect();
+            // Stable: the named keys keep their order.
+            theirs.sort_by_key(|(k, _)| array_index(k).map_or((1, 0), |i| (0, i)));
+            a.len() == theirs.len() && a.iter().zip(theirs).all(|((k, v), (l, w))| k.as_str() == Some(l.as_str()) && same_as_serde(v, w))
         }
         _ => false,
     }
+}
+
+/// A key V8 orders first: the canonical text of an integer below 2^32 - 1.
+fn array_index(key: &str) -> Option<u32> {
+    let canonical = key == "0" || (!key.starts_with('0') && !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit()));
+    key.parse::<u32>().ok().filter(|&i| canonical && i != u32::MAX)
 }
 
 /// serde_json refusals of text that `JSON.parse` accepts: lone surrogates
