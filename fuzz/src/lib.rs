@@ -35,6 +35,7 @@ pub fn scratch_dir() -> &'static Path {
         } else {
             std::env::temp_dir()
         };
+        remove_orphans(&base);
         let dir = base.join(format!("qln-fuzz-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("scratch dir");
         extern "C" fn remove_scratch() {
@@ -46,6 +47,19 @@ pub fn scratch_dir() -> &'static Path {
         unsafe { libc::atexit(remove_scratch) };
         dir
     })
+}
+
+/// Scratch directories of runs that ended without `exit` (a finding, a
+/// signal): their process is gone.
+fn remove_orphans(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("qln-fuzz-")) else { continue };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Runs `f`; a panic that is one of the findings already being fixed
