@@ -5,3 +5,6 @@ pub mod lock;
 pub mod project;
 pub mod session;
 pub mod sys;
+
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;

@@ -7,7 +7,7 @@
 //! never looks at. Whether someone else's lock may be swept is decided in
 //! [`stale`], which a CLI can ask through [`judge`].
 
-mod record;
+pub(crate) mod record;
 mod stale;
 
 use std::fs;

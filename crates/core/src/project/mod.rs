@@ -17,8 +17,8 @@
 
 mod files;
 mod path;
-mod pnpm;
-mod workspace;
+pub(crate) mod pnpm;
+pub(crate) mod workspace;
 
 use std::ffi::OsStr;
 use std::fmt;

@@ -6,7 +6,7 @@ use crate::js::string::{is_js_space, is_line_terminator, js_trim};
 /// The `packages` list: a one-line flow list `packages: [a, 'b']` or a block
 /// of `- value` lines after `packages:`, ended by the next `key:` line.
 /// Block values may be empty; the caller drops those.
-pub(super) fn pnpm_packages(text: &str) -> Vec<String> {
+pub(crate) fn pnpm_packages(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_block = false;
     for raw_line in js_lines(text) {

@@ -30,7 +30,7 @@ pub(super) const BANG: u16 = b'!' as u16;
 /// Pattern-vs-path test shared by inclusion and exclusion. With `**`, only
 /// the segments before the first one containing `*` are checked (so in
 /// `a*/**` the `a*` is never compared), and one more path segment is needed.
-pub(super) fn pattern_covers(segs: &[&[u16]], rel: &[Units]) -> bool {
+pub(crate) fn pattern_covers(segs: &[&[u16]], rel: &[Units]) -> bool {
     if segs.is_empty() {
         return false;
     }
@@ -65,14 +65,14 @@ pub(super) fn pattern_units(pattern: &Pattern) -> Result<&[u16], ProjectRootErro
 
 /// trim, one leading and one trailing quote off, a leading `./` off,
 /// trailing slashes off.
-pub(super) fn normalize_pattern(raw: &[u16]) -> &[u16] {
+pub(crate) fn normalize_pattern(raw: &[u16]) -> &[u16] {
     let s = strip_quote_units(trim_units(raw));
     let s = s.strip_prefix(&[DOT, SLASH]).unwrap_or(s);
     let end = s.iter().rposition(|&u| u != SLASH).map_or(0, |i| i + 1);
     &s[..end]
 }
 
-pub(super) fn segments(pattern: &[u16]) -> Vec<&[u16]> {
+pub(crate) fn segments(pattern: &[u16]) -> Vec<&[u16]> {
     pattern
         .split(|&u| u == SLASH)
         .filter(|s| !s.is_empty())
@@ -85,7 +85,7 @@ pub(super) fn is_double_star(segment: &[u16]) -> bool {
 
 /// `*` alone matches anything; otherwise `*` is any run of code units (path
 /// segments never hold `/`) and everything else is literal, case-sensitive.
-pub(super) fn segment_matches(pattern: &[u16], name: &[u16]) -> bool {
+pub(crate) fn segment_matches(pattern: &[u16], name: &[u16]) -> bool {
     if pattern == [STAR] {
         return true;
     }
