@@ -247,7 +247,7 @@ function rustTests(env) {
 }
 
 function notRehearsed() {
-  skip('test: Node suites per target and Node line', 'not rehearsed: .ci/run runs them on linux-x64-gnu (the machine's Node, 22 and 26), `scripts/cross.sh test <triple>` under emulation');
+  skip('test: Node suites per target and Node line', 'not rehearsed: .ci/run runs them on linux-x64-gnu (the machine Node, then Node 22 and 26), `scripts/cross.sh test <triple>` under emulation');
   skip('test-musl: Node suites in node:<line>-alpine', 'not rehearsed: no docker here; `scripts/cross.sh test x86_64-unknown-linux-musl` runs them on a musl Node');
   skip('reference: suites against upstream main', 'scheduled job only: `npm run test:reference` with QUIVER_REFERENCE_DIR');
 }
