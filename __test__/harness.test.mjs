@@ -56,6 +56,37 @@ test('harness: a re-entrant getter appends to the store the runner hands it, onc
   assert.deepEqual(encodeValue(value, { recipes: false }), { before: { $: 'u' }, k: { $: 'accessor' } }, 'encoding shows a getter, never runs it');
 });
 
+test('harness: a serialized run appends before the op what landed before its line, and counts every getter call', async () => {
+  const { loadPackage, loadReference } = await import('./support/impls.mjs');
+  const { runSequence, reentryPlan, reentryMismatch, compareTranscripts } = await import('./support/transcript.mjs');
+  const getter = (type, phase) => ({ $: 'getter', key: 'k', ret: 1, append: { type, id: 's', phase }, v: {} });
+  // The first getter runs while the line is rendered; the second again while
+  // the snapshot file is (the snapshot holds `activeOwner`).
+  const ops = [
+    { op: 'create', options: { sessionId: 's' } },
+    { op: 'append', args: [{ type: 'generate' }] },
+    { op: 'append', args: [{ type: 'checkpoint', revision: 1, pageUrl: getter('agent_phase', 'early'), owner: getter('steer') }] },
+    { op: 'getSnapshot', args: [] },
+  ];
+  const pkg = loadPackage();
+  const raw = runSequence(pkg, ops);
+  const plan = reentryPlan(raw);
+  assert.deepEqual([...plan.keys()], [2]);
+  assert.equal(plan.get(2).calls.length, 3, 'rendering the line calls both getters, the snapshot file the owner again');
+  assert.deepEqual([...plan.get(2).early], [0, 1]);
+  // The package serializes appends: run as serialized, it does the same.
+  const serialized = runSequence(pkg, ops, undefined, { serialize: { plan, factory: pkg } });
+  assert.equal(reentryMismatch(serialized, raw), null);
+  assert.equal(compareTranscripts(serialized, raw), null);
+  const reference = await loadReference();
+  if (!reference) return;
+  // The old module does not: its own run differs from its serialized one.
+  const old = runSequence(reference, ops);
+  const oldSerialized = runSequence(reference, ops, undefined, { serialize: { plan: reentryPlan(old), factory: reference } });
+  assert.notEqual(compareTranscripts(oldSerialized, old), null);
+  assert.equal(compareTranscripts(oldSerialized, raw), null);
+});
+
 test('harness: built-ins encode with what they hold, and the caller\'s own objects as references', () => {
   assert.deepEqual(encodeValue(new Date(5)), { $: 'inst', cls: 'Date', state: 5, v: {} });
   assert.notDeepEqual(encodeValue(new Date(5)), encodeValue(new Date(6)));

@@ -191,3 +191,52 @@ test('a getter that appends while the snapshot file is rendered finds the journa
   assert.equal(got.calls, 3);
   assert.deepEqual(got.phases, ['p1', 'generate', 'p2', 'p3']);
 });
+
+test('the snapshot file written last is the one rendered last, and the next read replays the journal', () => {
+  const got = both((create, cwd) => {
+    const store = create({ cwd, sessionId: 's' });
+    let calls = 0;
+    const shot = { get k() { if (++calls === 2) store.appendEvent({ type: 'agent_phase', phase: 'late' }); return 1; } };
+    store.appendEvent({ type: 'generate', screenshotPath: shot });
+    const journalBytes = fs.statSync(path.join(store.rootDir, 's.jsonl')).size;
+    const file = snapshotFile(store, 's');
+    const next = store.appendEvent({ type: 'agent_phase', phase: 'next' });
+    return {
+      fileClaims: [file.__journalBytes < journalBytes, file.__nextSeq, file.generationPhase],
+      seqs: journalLines(store, 's').map((e) => e.seq),
+      next: [next.generationPhase, Object.keys(next.generationTimings)],
+    };
+  });
+  // The file is the outer append's, rendered before the getter's line: it
+  // claims the journal's earlier size, so no reader trusts it.
+  assert.deepEqual(got.fileClaims, [true, 2, null]);
+  assert.deepEqual(got.seqs, [1, 2, 3]);
+  assert.deepEqual(got.next, ['next', ['late', 'next']]);
+});
+
+test('an append from a getter run while its event is journaled lands first, with its own seq', () => {
+  const run = (create, cwd) => {
+    const store = create({ cwd, sessionId: 's' });
+    store.appendEvent({ type: 'generate' });
+    let calls = 0;
+    // Only the first call appends: the snapshot holds `owner`, so its file's rendering calls again.
+    const owner = { get k() { if (!calls++) store.appendEvent({ type: 'agent_phase', phase: 'inner' }); return 1; } };
+    const snap = store.appendEvent({ type: 'checkpoint', owner, revision: 1 });
+    return {
+      lines: journalLines(store, 's').map((e) => [e.seq, e.type]),
+      generationPhase: snap.generationPhase,
+      fresh: create({ cwd, sessionId: 's' }).getSnapshot().generationPhase,
+    };
+  };
+  const got = run(native.createLiveSessionStore, tempProject());
+  assert.deepEqual(got.lines, [[1, 'generate'], [2, 'agent_phase'], [3, 'checkpoint']]);
+  assert.equal(got.generationPhase, 'inner');
+  assert.equal(got.fresh, 'inner');
+  if (reference) {
+    // The old module read the session before rendering the line: the outer
+    // append takes the getter's seq and returns a state without its event.
+    const old = run(reference, tempProject());
+    assert.deepEqual(old.lines, [[1, 'generate'], [2, 'agent_phase'], [2, 'checkpoint']]);
+    assert.equal(old.generationPhase, null);
+  }
+});

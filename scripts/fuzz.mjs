@@ -10,7 +10,9 @@
 //   --ops N         operations per sequence (default 30)
 //   --impl FILE     candidate module (default ./index.js of this package)
 //   --self          compare the reference with a second instance of itself
-//                   (validates the harness; needs no native build)
+//                   (validates the harness; needs no native build; a getter
+//                   that appends while its event is handled differs then:
+//                   the old module does not serialize appends)
 //   --max-failures N  stop after N mismatching sequences (default 10)
 //   --torn-append   let the store append right after a raw line left without
 //                   newline (the old module glues the two; the port must not,

@@ -2,7 +2,7 @@
 // implementations on it in every way the harness knows.
 
 import { generateSequence } from './gen.mjs';
-import { runSequence, crossRead, compareTranscripts, allDifferences, formatMismatch } from './transcript.mjs';
+import { runSequence, crossRead, compareTranscripts, allDifferences, formatMismatch, hasReentrantGetter, reentryMismatch, reentryPlan } from './transcript.mjs';
 
 /**
  * compareLive({ tier, seed, reference, candidate, options, workDir })
@@ -16,6 +16,10 @@ import { runSequence, crossRead, compareTranscripts, allDifferences, formatMisma
  *   mixed      main store instances alternate (reference, candidate, ...), the
  *              second "process" store is the candidate: transcript equals the
  *              reference-only one
+ * A sequence with a getter that appends to the store while the store handles
+ * its event is compared with the old module run as if appends were
+ * serialized (see reentryPlan in transcript.mjs), in which the getters
+ * must be called as often, in the same order, as in the candidate.
  * Returned values are compared as assert.deepStrictEqual sees them and more
  * (key order, undefined vs absent, NaN, -0, built-ins by class and content);
  * options.identity also makes a copy of an object the old module returns
@@ -41,9 +45,10 @@ export function compareLive({ tier, seed, reference, candidate, options = {}, wo
   };
 
   const identity = !!options.identity;
-  const expected = runSequence(reference, seq, workDir, { identity });
   const actual = runSequence(candidate, seq, workDir, { identity });
-  const m = compareTranscripts(expected, actual);
+  const serialize = hasReentrantGetter(seq) ? { plan: reentryPlan(actual), factory: reference } : undefined;
+  const expected = runSequence(reference, seq, workDir, { identity, serialize });
+  const m = (serialize && reentryMismatch(expected, actual)) || compareTranscripts(expected, actual);
   check('run', m, m && diffsReport(expected, actual));
 
   const rc = crossRead(reference, candidate, seq, workDir);
@@ -51,7 +56,7 @@ export function compareLive({ tier, seed, reference, candidate, options = {}, wo
   const cr = crossRead(candidate, reference, seq, workDir);
   check('cross candidate-writes/reference-reads', cr.mismatch);
 
-  const mixed = runSequence(reference, seq, workDir, { factories: [reference, candidate], identity });
+  const mixed = runSequence(reference, seq, workDir, { factories: [reference, candidate], identity, serialize });
   const mm = compareTranscripts(expected, mixed);
   check('mixed reference/candidate stores', mm, mm && diffsReport(expected, mixed));
   return result;

@@ -167,6 +167,7 @@ const EDIT_FNS = {
   dropKeys: (o) => { delete o.pageUrl; delete o.diagnostics; delete o.mountFailures; },
   journalBytesOff: (o) => { o.__journalBytes = Number(o.__journalBytes) + 1; },
   setField: (o, op) => { o[op.field] = op.value; },
+  deleteField: (o, op) => { delete o[op.field]; },
   // A value nested deeper than V8's JSON.stringify can go (JSON.parse takes
   // any depth): written as text, see editSnapshotFile.
   setFieldDeep: (o, op) => { o[op.field] = DEEP_MARK; },
@@ -231,7 +232,25 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
   let other = null;
   let lastSeen = new Map();
   const passed = options.identity ? new WeakMap() : null;
-  const ctx = { store: () => store };
+  // What a re-entrant getter appends to (see encode.mjs): the main store,
+  // each call logged in its op's entry. Under `options.serialize`, for ops a
+  // store of `serialize.factory` runs, a getter call whose event landed before
+  // the op's own line in the candidate's run appends nothing: the harness
+  // appended those events before the op (see reentryPlan).
+  let inner = null;
+  let early = null;
+  let storeFactory = null;
+  const serializedOp = (op, index) => options.serialize?.plan.has(index) &&
+    (op.op === 'otherAppend' ? factories[1] : storeFactory) === options.serialize.factory;
+  const reentry = {
+    appendEvent(event) {
+      const call = inner.push(encodeValue(event)) - 1;
+      if (!early?.has(call)) return store.appendEvent(event);
+      // Appended before the op: its call fails as that append did.
+      if (early.get(call)) throw early.get(call);
+    },
+  };
+  const ctx = { store: () => store && reentry };
   const args = (op, index) => op.args.map((a, i) => {
     const value = decodeValue(a, ctx);
     if (passed) notePassed(value, `op${index}.args[${i}]`, passed);
@@ -254,6 +273,10 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
       clock.now = CLOCK_START + index * CLOCK_STEP;
       options.onOp?.(index, op);
       const entry = { op: op.op };
+      inner = [];
+      const planned = serializedOp(op, index) ? options.serialize.plan.get(index) : null;
+      early = planned ? appendEarly(store, planned) : null;
+      const journals = hasReentrantGetter({ ops: [op] }) ? journalSizes(project) : null;
       try {
         const r = applyOp(op, index);
         if (r !== NO_RESULT) {
@@ -263,6 +286,8 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
       } catch (err) {
         Object.assign(entry, encodeThrown(err, fix));
       }
+      if (inner.length) entry.inner = inner;
+      if (inner.length && journals) entry.landed = landedLines(journals);
       entry.files = listProjectFiles(project.dir);
       entries.push(entry);
     });
@@ -282,6 +307,7 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
         lastSeen = new Map();
         const opts = { cwd: project.cwd, ...decodeValue(op.options || {}) };
         store = factory(opts);
+        storeFactory = factory;
         return {
           value: {
             rootDir: fix(store.rootDir),
@@ -345,21 +371,130 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
 const NO_RESULT = Symbol('no result');
 
 /**
- * Records every object reachable from a value the caller passed (through
- * data properties only: no getter runs) with where it was passed, first
- * place first.
+ * The serialized run's stand-in for the getter calls whose events landed
+ * before the op's own line: each appended as a plain call. Returns the calls
+ * by index, each with what its append threw (undefined: nothing).
  */
-function notePassed(value, at, passed) {
-  const todo = [[value, at]];
-  while (todo.length) {
-    const [v, p] = todo.pop();
-    if (v === null || (typeof v !== 'object' && typeof v !== 'function') || passed.has(v)) continue;
-    passed.set(v, p);
-    if (typeof v === 'function' || util.types.isProxy(v)) continue;
-    for (const [key, desc] of Object.entries(Object.getOwnPropertyDescriptors(v))) {
-      if ('value' in desc && desc.enumerable) todo.push([desc.value, `${p}.${key}`]);
+function appendEarly(store, { calls, early }) {
+  const outcome = new Map();
+  for (const call of early) {
+    try {
+      store.appendEvent(decodeValue(calls[call]));
+      outcome.set(call, undefined);
+    } catch (err) {
+      outcome.set(call, err);
     }
   }
+  return outcome;
+}
+
+/** Size of every journal in the project's sessions directories, by path. */
+function journalSizes(project) {
+  const sizes = new Map();
+  for (const dir of [project.sessionsDir, project.legacyDir]) {
+    let names = [];
+    try {
+      names = fs.readdirSync(dir);
+    } catch { /* none yet */ }
+    for (const name of names) {
+      if (name.endsWith('.jsonl')) sizes.set(path.join(dir, name), fs.statSync(path.join(dir, name)).size);
+    }
+  }
+  return { project, sizes };
+}
+
+/**
+ * Lines appended to the primary journals since `journalSizes`: `{ file, at,
+ * event }`, event as JSON text, in file order. A journal a first append
+ * copied from the legacy directory starts after the copied bytes.
+ */
+function landedLines({ project, sizes }) {
+  const out = [];
+  for (const [file, size] of journalSizes(project).sizes) {
+    if (path.dirname(file) !== project.sessionsDir) continue;
+    const from = sizes.get(file) ?? sizes.get(path.join(project.legacyDir, path.basename(file))) ?? 0;
+    if (size <= from) continue;
+    const fd = fs.openSync(file, 'r');
+    const tail = Buffer.alloc(size - from);
+    try {
+      fs.readSync(fd, tail, 0, tail.length, from);
+    } finally {
+      fs.closeSync(fd);
+    }
+    tail.toString('utf8').split('\n').forEach((text, at) => {
+      if (!text) return;
+      let event;
+      try {
+        event = JSON.stringify(JSON.parse(text).event);
+      } catch { /* not a line of ours */ }
+      out.push({ file: path.basename(file), at, event });
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Re-entrant appends: a getter of an event that appends to the store while
+// the store handles that event. The old module has read the session's state
+// before it renders the entry and runs its reducer, so an append made there
+// takes the same seq as the getter's and returns a snapshot without the
+// getter's event. The package serializes appends: such an event lands first,
+// and the append applies on top of it. The comparison for such a sequence is
+// with the old module run as if it did the same: the events whose lines
+// landed before the op's own line in the candidate's run are appended by the
+// harness before the op, and those getter calls append nothing. Later calls
+// (while the snapshot file is written) append as they do in both modules.
+// That the getters are called as often, in the same order, with the same
+// events, in both runs is checked separately (`reentryMismatch`).
+// ---------------------------------------------------------------------------
+
+/** Whether a sequence holds a getter that appends (encode.mjs's `getter` recipe with `append`). */
+export function hasReentrantGetter(seq) {
+  let found = false;
+  JSON.stringify(seq.ops, (key, v) => {
+    if (v && typeof v === 'object' && v.$ === 'getter' && v.append !== undefined) found = true;
+    return found ? undefined : v;
+  });
+  return found;
+}
+
+/** The first op whose getters appended different events, or a different number, in the two transcripts. */
+export function reentryMismatch(expected, actual) {
+  const e = entriesOf(expected);
+  const a = entriesOf(actual);
+  for (let i = 0; i < Math.max(e.length, a.length); i++) {
+    const x = JSON.stringify(e[i]?.inner ?? []);
+    const y = JSON.stringify(a[i]?.inner ?? []);
+    if (x !== y) return { index: i, op: (e[i] || a[i]).op, field: 'inner', detail: `getters appended ${x} in the old module, ${y} in the candidate` };
+  }
+  return null;
+}
+
+/**
+ * Per op whose getters appended, `{ calls, early }`: the events appended, in
+ * call order, and the set of calls whose journal lines the candidate wrote
+ * before the op's own line (`entry.landed`, recorded by runSequence).
+ */
+export function reentryPlan(transcript) {
+  const plan = new Map();
+  entriesOf(transcript).forEach((entry, i) => {
+    if (!entry.inner) return;
+    const landed = entry.landed ?? [];
+    const taken = new Set();
+    const where = entry.inner.map((e) => {
+      const text = JSON.stringify(decodeValue(e));
+      const line = landed.find((l) => !taken.has(l) && l.event === text);
+      if (line) taken.add(line);
+      return line;
+    });
+    const own = landed.find((l) => !taken.has(l));
+    const early = new Set();
+    where.forEach((line, call) => {
+      if (line && !(own && line.file === own.file && line.at > own.at)) early.add(call);
+    });
+    plan.set(i, { calls: entry.inner, early });
+  });
+  return plan;
 }
 
 // ---------------------------------------------------------------------------

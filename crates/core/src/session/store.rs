@@ -389,17 +389,19 @@ impl Store {
 
     /// Writes `text`, V8's rendering of the snapshot of `version` (see
     /// [`Store::awaited_render`]) plus its newline, as the snapshot file.
-    /// Nothing to do when the session has moved on since (its own write
-    /// settled the file).
+    /// Also when the session has moved on since, which only a getter or
+    /// `toJSON` run by that rendering can do by appending: the old module
+    /// writes what it rendered then too, and then caches that older state,
+    /// so its next call replays the journal (the file, claiming the
+    /// journal's earlier size, is not trusted): this store forgets the
+    /// session and does the same.
     pub fn persist_rendered(&mut self, id: &str, version: u64, text: &str) -> Result<(), StoreError> {
         let id = safe_session_id(id)?;
         match self.sessions.get_mut(id) {
-            Some(s) if s.awaits_render && s.version == version => {
-                s.awaits_render = false;
-                self.write_snapshot_file(id, text)
-            }
-            _ => Ok(()),
+            Some(s) if s.version == version => s.awaits_render = false,
+            _ => self.forget_session(id),
         }
+        self.write_snapshot_file(id, text)
     }
 
     /// Drops what is cached for a session whose snapshot file V8 could not
