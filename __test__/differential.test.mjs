@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadPackage, loadReference } from './support/impls.mjs';
+import { loadPackage, loadReference, PACKAGE_DIR } from './support/impls.mjs';
 import { unpackFixture } from './support/fixture.mjs';
 import { runSequence, compareTranscripts, allDifferences, formatMismatch } from './support/transcript.mjs';
 import { compareLive } from './support/live.mjs';
@@ -114,7 +114,7 @@ test('live differential against the reference (QUIVER_REFERENCE_DIR)', async (t)
     for (let i = 0; i < cases; i++) {
       const seed = (base + i) >>> 0;
       await t.test(`${tier} seed ${seed}`, () => {
-        const r = compareLive({ tier, seed, reference, candidate, options: { vocabulary } });
+        const r = compareLive({ tier, seed, reference, candidate, options: { vocabulary, types: path.join(PACKAGE_DIR, 'index.d.ts') } });
         sequences++;
         ops += r.ops;
         checks += r.checks;

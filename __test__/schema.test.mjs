@@ -8,17 +8,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { PACKAGE_DIR } from './support/impls.mjs';
+import { interfaceMembers as dtsMembers } from './support/dts.mjs';
 import { nativeVocabulary, referenceVocabulary } from './support/vocabulary.mjs';
 
 const native = nativeVocabulary();
 
 /** `name: type` (and `name?: type`) lines of an interface in index.d.ts, in order. */
 function interfaceMembers(name) {
-  const dts = fs.readFileSync(path.join(PACKAGE_DIR, 'index.d.ts'), 'utf8');
-  const body = new RegExp(`export interface ${name} \\{([\\s\\S]*?)\\n\\}`).exec(dts)?.[1];
-  assert.ok(body, `index.d.ts has no interface ${name}`);
-  const withoutComments = body.replace(/\/\*\*[\s\S]*?\*\//g, '');
-  return [...withoutComments.matchAll(/^ {2}(\w+)(\??): (.+)$/gm)].map(([, key, optional, type]) => `${key}${optional}: ${type}`);
+  const members = dtsMembers(path.join(PACKAGE_DIR, 'index.d.ts'), name);
+  assert.ok(members, `index.d.ts has no interface ${name}`);
+  return members;
 }
 
 test('schema: index.d.ts types every snapshot field in the schema order, with the schema type', () => {

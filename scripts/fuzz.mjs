@@ -8,7 +8,9 @@
 //   --seed S        first seed (default: random, printed); seeds S..S+N-1 are used
 //   --tier T        realistic, adversarial or both (default both)
 //   --ops N         operations per sequence (default 30)
-//   --impl FILE     candidate module (default ./index.js of this package)
+//   --impl FILE     candidate module (default ./index.js of this package);
+//                   a CommonJS one's index.d.ts beside it must declare every
+//                   key the old module's snapshots all hold
 //   --self          compare the reference with a second instance of itself
 //                   (validates the harness; needs no native build; a getter
 //                   that appends while its event is handled differs then:
@@ -95,6 +97,7 @@ async function main() {
   const reference = await loadReference(0);
   let candidate;
   let candidateName;
+  let types;
   if (args.self) {
     candidate = await loadReference(1);
     candidateName = 'reference (second instance)';
@@ -105,6 +108,7 @@ async function main() {
     const entry = args.impl ? path.resolve(args.impl) : path.join(PACKAGE_DIR, 'index.js');
     candidate = loadPackage(entry);
     candidateName = path.relative(process.cwd(), entry) || entry;
+    types = path.join(path.dirname(entry), 'index.d.ts');
   }
   // The old module's event types and fields drive the generator.
   const vocabulary = await referenceVocabulary();
@@ -119,7 +123,7 @@ async function main() {
   if (args.chunk > 0 && args.cases > args.chunk && !args.stateOut) {
     runChunks(args, base, { totals, coverage, classes });
   } else {
-    await runHere(args, base, tiers, { reference, candidate, vocabulary }, { totals, coverage, classes });
+    await runHere(args, base, tiers, { reference, candidate, vocabulary, types }, { totals, coverage, classes });
   }
   if (args.stateOut) {
     fs.writeFileSync(args.stateOut, JSON.stringify({ totals, coverage: coverage.json(), classes: classes.json() }));
@@ -162,7 +166,7 @@ function runChunks(args, base, { totals, coverage, classes }) {
   }
 }
 
-async function runHere(args, base, tiers, { reference, candidate, vocabulary }, { totals, coverage, classes }) {
+async function runHere(args, base, tiers, { reference, candidate, vocabulary, types }, { totals, coverage, classes }) {
   let lastProgress = Date.now();
   outer:
   for (let i = 0; i < args.cases; i++) {
@@ -170,7 +174,7 @@ async function runHere(args, base, tiers, { reference, candidate, vocabulary }, 
       const seed = (base + i) >>> 0;
       let r;
       try {
-        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary, identity: args.identity, valueClasses: args.classes, focusTypes: args.focus } });
+        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary, identity: args.identity, valueClasses: args.classes, focusTypes: args.focus, types } });
       } catch (err) {
         // A harness crash is a failure too, with the seed to reproduce it.
         r = { tier, seed, ops: 0, checks: 1, agreements: 0, mismatches: [{ report: `harness error tier=${tier} seed=${seed}: ${err.stack}` }] };

@@ -863,6 +863,7 @@ class Gen {
       [52, 'append'], [12, 'getSnapshot'], [4, 'flush'], [5, 'has'], [6, 'list'], [4, 'restart'],
       [2, 'deleteSnapshot'], [adv ? 7 : 4, 'writeJournal'], [adv ? 6 : 2, 'badAppend'], [3, 'otherAppend'],
       [(adv ? 3 : 1) * (this.focusFields().length ? 3 : 1), 'editSnapshot'], [adv ? 1 : 0, 'writeFile'], [2, 'mountFailBurst'],
+      [(adv ? 4 : 0) * (this.focusFields().length ? 3 : 1), 'rebuildProbe'],
     ]);
     switch (kind) {
       case 'append': this.pushAppend(this.event(s, this.nextType(s))); break;
@@ -918,6 +919,7 @@ class Gen {
         }
         if (rng.chance(0.7)) this.push({ op: 'restart', options: encodeValue(this.storeOptions()) });
         break;
+      case 'rebuildProbe': this.rebuildProbe(s); break;
       case 'writeFile': {
         const name = rng.pick(['bad.name.jsonl', 'has space.jsonl', '.jsonl', 'notes.txt', 'x.snapshot.json', 'UPPER.JSONL']);
         const dir = rng.chance(0.5) ? '.impeccable/live/sessions/' : '.impeccable-live/sessions/';
@@ -926,6 +928,28 @@ class Gen {
       }
       default: throw new Error(kind);
     }
+  }
+
+  /**
+   * A snapshot file whose field holds a value the rebuild rules at the head
+   * of the old module's `applyEvent` treat differently (see REBUILD_PROBES),
+   * read by a fresh store that then appends: a field given the wrong rule
+   * shows in that append's result, unless the event's case sets the field
+   * itself, which an unknown type never does.
+   */
+  rebuildProbe(s) {
+    const rng = this.rng;
+    const focused = this.focusFields();
+    const field = focused.length && rng.chance(0.8) ? rng.pick(focused) : rng.pick(this.opt.vocabulary.fields.filter((f) => f !== 'id'));
+    const value = rng.pick(REBUILD_PROBES);
+    if (value === ABSENT) this.push({ op: 'editSnapshot', id: s.id, edit: 'deleteField', field });
+    else this.push({ op: 'editSnapshot', id: s.id, edit: 'setField', field, value });
+    (this.coverage['<snapshot file>'] ??= {});
+    (this.coverage['<snapshot file>'][field] ??= new Set()).add(value === ABSENT ? 'absent' : value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value);
+    this.push({ op: 'restart', options: encodeValue(this.storeOptions()) });
+    const ev = this.event(s, rng.chance(0.6) ? rng.pick(UNKNOWN_TYPES) : this.nextType(s));
+    ev.id = s.id;
+    this.pushAppend(ev);
   }
 
   withDetach(op) {
@@ -1034,6 +1058,15 @@ const JSON_VALUES = {
   array: [[], [null], [1, 'x'], [{ toString: 1 }]],
   object: [{}, { a: 1 }, { toString: 1 }, { type: 'generate' }],
 };
+
+/**
+ * Values that tell the rebuild rules apart: `...snapshot` keeps each as it
+ * is; `|| null` turns the falsy ones into null, `?? null` only an absent
+ * field; `{ ...(f || {}) }` spreads a string into an object; `[...(f || [])]`
+ * throws for a number or an object.
+ */
+const ABSENT = Symbol('absent');
+const REBUILD_PROBES = [0, '', false, null, ABSENT, 'ab', 5, {}, { a: 1 }, [1]];
 
 const EDITS = ['phase', 'dropMeta', 'wrongId', 'garbage', 'nextSeqFloat', 'extraKeys', 'weirdTypes', 'empty',
   'integerKeys', 'journalBytesOff', 'truncate', 'dropKeys'];

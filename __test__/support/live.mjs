@@ -1,6 +1,7 @@
 // One live differential case: generate a sequence and compare two
 // implementations on it in every way the harness knows.
 
+import { interfaceMembers } from './dts.mjs';
 import { generateSequence } from './gen.mjs';
 import { runSequence, crossRead, compareTranscripts, allDifferences, formatMismatch, hasReentrantGetter, reentryMismatch, reentryPlan } from './transcript.mjs';
 
@@ -20,6 +21,9 @@ import { runSequence, crossRead, compareTranscripts, allDifferences, formatMisma
  * its event is compared with the old module run as if appends were
  * serialized (see reentryPlan in transcript.mjs), in which the getters
  * must be called as often, in the same order, as in the candidate.
+ * With options.types (a declaration file), `run` also fails when a key every
+ * snapshot of the old module holds is not a member of its
+ * `LiveSessionSnapshot`.
  * Returned values are compared as assert.deepStrictEqual sees them and more
  * (key order, undefined vs absent, NaN, -0, built-ins by class and content);
  * options.identity also makes a copy of an object the old module returns
@@ -48,7 +52,8 @@ export function compareLive({ tier, seed, reference, candidate, options = {}, wo
   const actual = runSequence(candidate, seq, workDir, { identity });
   const serialize = hasReentrantGetter(seq) ? { plan: reentryPlan(actual), factory: reference } : undefined;
   const expected = runSequence(reference, seq, workDir, { identity, serialize });
-  const m = (serialize && reentryMismatch(expected, actual)) || compareTranscripts(expected, actual);
+  const m = (serialize && reentryMismatch(expected, actual)) || compareTranscripts(expected, actual)
+    || (options.types && undeclaredKeys(expected, options.types));
   check('run', m, m && diffsReport(expected, actual));
 
   const rc = crossRead(reference, candidate, seq, workDir);
@@ -60,4 +65,25 @@ export function compareLive({ tier, seed, reference, candidate, options = {}, wo
   const mm = compareTranscripts(expected, mixed);
   check('mixed reference/candidate stores', mm, mm && diffsReport(expected, mixed));
   return result;
+}
+
+/**
+ * The keys every snapshot in a transcript holds (those a snapshot file or an
+ * event adds to some are not), checked against the members the declaration
+ * file gives `LiveSessionSnapshot`: a mismatch naming the first undeclared
+ * one, or null.
+ */
+function undeclaredKeys(transcript, types) {
+  let common = null;
+  for (const entry of transcript.entries) {
+    for (const v of [entry.result].flat()) {
+      if (!v || typeof v !== 'object' || typeof v.id !== 'string' || typeof v.phase !== 'string') continue;
+      const keys = new Set(Object.keys(v));
+      common = common ? new Set([...common].filter((k) => keys.has(k))) : keys;
+    }
+  }
+  const declared = new Set((interfaceMembers(types, 'LiveSessionSnapshot') ?? []).map((m) => m.split(/\??:/)[0]));
+  const missing = [...(common ?? [])].filter((k) => !declared.has(k));
+  if (!missing.length) return null;
+  return { index: 0, op: 'types', field: 'types', detail: `every snapshot has ${missing.join(', ')}, which ${types} does not declare in LiveSessionSnapshot` };
 }
