@@ -191,3 +191,54 @@ test('a getter that appends while the snapshot file is rendered finds the journa
   assert.equal(got.calls, 3);
   assert.deepEqual(got.phases, ['p1', 'generate', 'p2', 'p3']);
 });
+
+test('a Symbol agent phase keys a timing that only the appending store holds, and JSON drops', (t) => {
+  if (!reference) t.diagnostic('QUIVER_REFERENCE_DIR unset: the old module is not run, only the expected values are checked');
+  const got = both((create, cwd) => {
+    const store = create({ cwd, sessionId: 's' });
+    const phase = Symbol('sym');
+    // Own members only, symbol keys by whether they are `phase`.
+    const view = (timings) => ({
+      keys: Object.keys(timings),
+      strings: Object.fromEntries(Object.entries(timings)),
+      symbols: Object.getOwnPropertySymbols(timings).map((k) => [k === phase, timings[k]]),
+    });
+    store.appendEvent({ type: 'agent_phase', phase: 'plan', at: 1 });
+    const keyed = store.appendEvent({ type: 'agent_phase', phase, at: 2, durationMs: 3 });
+    const file = snapshotFile(store, 's');
+    const other = store.appendEvent({ type: 'checkpoint', revision: 1 });
+    store.appendEvent({ type: 'agent_phase', phase: 'render', at: 4 });
+    const last = store.appendEvent({ type: 'agent_phase', phase: 'plan', at: 5 });
+    const flushed = store.flush('s');
+    const fresh = create({ cwd }).getSnapshot('s');
+    fs.rmSync(path.join(store.rootDir, 's.snapshot.json'));
+    const replayed = create({ cwd }).flush('s');
+    return {
+      keyed: [keyed.generationPhase === phase, view(keyed.generationTimings)],
+      file: ['generationPhase' in file, file.generationTimings],
+      other: [other.generationPhase === phase, view(other.generationTimings)],
+      copied: [other.generationTimings !== keyed.generationTimings, other.generationTimings[phase] === keyed.generationTimings[phase]],
+      last: view(last.generationTimings),
+      lastFile: snapshotFile(store, 's').generationTimings,
+      flushed: view(flushed.generationTimings),
+      fresh: view(fresh.generationTimings),
+      replayed: [replayed.generationPhase, view(replayed.generationTimings)],
+    };
+  });
+  const plan1 = { at: 1, durationMs: null };
+  const sym = { at: 2, durationMs: 3 };
+  assert.deepEqual(got.keyed, [true, { keys: ['plan'], strings: { plan: plan1 }, symbols: [[true, sym]] }]);
+  // The snapshot file is JSON: no Symbol value, no Symbol key.
+  assert.deepEqual(got.file, [false, { plan: plan1 }]);
+  // The next event's spread copies the symbol member into a new object.
+  assert.deepEqual(got.other, [true, { keys: ['plan'], strings: { plan: plan1 }, symbols: [[true, sym]] }]);
+  assert.deepEqual(got.copied, [true, true]);
+  // String phases after it: `plan` keeps its place, `render` comes after.
+  const strings = { plan: { at: 5, durationMs: null }, render: { at: 4, durationMs: null } };
+  assert.deepEqual(got.last, { keys: ['plan', 'render'], strings, symbols: [[true, sym]] });
+  assert.deepEqual(got.lastFile, strings);
+  // flush() of the store that holds it keeps it; a fresh store reads files.
+  assert.deepEqual(got.flushed, { keys: ['plan', 'render'], strings, symbols: [[true, sym]] });
+  assert.deepEqual(got.fresh, { keys: ['plan', 'render'], strings, symbols: [] });
+  assert.deepEqual(got.replayed, ['plan', { keys: ['plan', 'render'], strings, symbols: [] }]);
+});

@@ -227,7 +227,7 @@ fn schema_already_rebuilt_is_exactly_when_rebuilding_changes_nothing() {
     for spec in FIELDS {
         for v in &values {
             let shown = |v: &Value| format!("{v:?}");
-            match rebuild(spec.rebuild, v, spec.name) {
+            match rebuild(spec.rebuild, v, spec.name, &TestHost(0.0)) {
                 Ok(r) => assert_eq!(already_rebuilt(spec.rebuild, v), shown(&r) == shown(v), "{} = {v:?}", spec.name),
                 Err(_) => assert!(!already_rebuilt(spec.rebuild, v), "{} = {v:?}", spec.name),
             }
