@@ -12,6 +12,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { native, tempProject } from './helpers.mjs';
 import { loadReference } from './support/impls.mjs';
 import { encodeValue } from './support/encode.mjs';
@@ -241,4 +243,36 @@ test('a Symbol agent phase keys a timing that only the appending store holds, an
   assert.deepEqual(got.flushed, { keys: ['plan', 'render'], strings, symbols: [[true, sym]] });
   assert.deepEqual(got.fresh, { keys: ['plan', 'render'], strings, symbols: [] });
   assert.deepEqual(got.replayed, ['plan', { keys: ['plan', 'render'], strings, symbols: [] }]);
+});
+
+// A session whose timings V8 holds gets a new copy per event; the copies no
+// snapshot names are released, and their handles reused for other held
+// values without disturbing the one the snapshot names.
+test('copies V8 holds are released once no snapshot names them (child process, --expose-gc)', () => {
+  const script = `
+    const { createLiveSessionStore } = require(process.argv[1]);
+    const store = createLiveSessionStore({ cwd: process.argv[2], sessionId: 's' });
+    const phase = Symbol('p');
+    const early = new WeakRef(store.appendEvent({ type: 'agent_phase', phase, at: 1 }).generationTimings);
+    let last;
+    for (let i = 0; i < 300; i++) last = store.appendEvent({ type: 'checkpoint', revision: i, owner: () => i });
+    (async () => {
+      for (let i = 0; i < 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        globalThis.gc();
+      }
+      const again = store.getSnapshot('s');
+      process.stdout.write(JSON.stringify({
+        released: early.deref() === undefined,
+        same: again.generationTimings === last.generationTimings,
+        owner: again.activeOwner(),
+        timing: again.generationTimings[phase],
+        next: store.appendEvent({ type: 'agent_phase', phase: 'q', at: 2 }).generationTimings[phase],
+      }));
+    })();
+  `;
+  const indexPath = fileURLToPath(new URL('../index.js', import.meta.url));
+  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script, indexPath, tempProject()], { encoding: 'utf8' });
+  assert.ok(r.signal === null && r.status === 0, `child ended by ${r.signal ?? `exit ${r.status}`}\n${r.stderr}`);
+  assert.deepEqual(JSON.parse(r.stdout), { released: true, same: true, owner: 299, timing: { at: 1, durationMs: null }, next: { at: 1, durationMs: null } });
 });
