@@ -242,7 +242,6 @@ const HOST_OPS = Object.freeze({
   number: (x) => Number(x),
   greaterOrEqual: (a, b) => a >= b,
   propertyKey: (x) => Reflect.ownKeys({ [x]: 0 })[0],
-  spreadObject: (x) => ({ ...x }),
   arrayItems: (x) => (Array.isArray(x) ? [...x] : null),
   spreadHeld: (x) => ({ ...x }),
   setOnCopy: (o, k, v) => {

@@ -276,3 +276,24 @@ test('copies V8 holds are released once no snapshot names them (child process, -
   assert.ok(r.signal === null && r.status === 0, `child ended by ${r.signal ?? `exit ${r.status}`}\n${r.stderr}`);
   assert.deepEqual(JSON.parse(r.stdout), { released: true, same: true, owner: 299, timing: { at: 1, durationMs: null }, next: { at: 1, durationMs: null } });
 });
+
+test('paramValues with a Symbol key: the spread copies the member, JSON drops it', () => {
+  const got = both((create, cwd) => {
+    const store = create({ cwd, sessionId: 's' });
+    const k = Symbol('k');
+    const params = { x: 1, [k]: 2 };
+    const view = (o) => [Object.keys(o), o.x, Object.getOwnPropertySymbols(o).map((s) => [s === k, o[s]])];
+    const first = store.appendEvent({ type: 'checkpoint', revision: 1, paramValues: params });
+    const next = store.appendEvent({ type: 'steer' });
+    return {
+      first: [first.paramValues !== params, view(first.paramValues)],
+      next: [next.paramValues !== first.paramValues, view(next.paramValues)],
+      file: snapshotFile(store, 's').paramValues,
+      fresh: view(create({ cwd }).getSnapshot('s').paramValues),
+    };
+  });
+  assert.deepEqual(got.first, [true, [['x'], 1, [[true, 2]]]]);
+  assert.deepEqual(got.next, [true, [['x'], 1, [[true, 2]]]]);
+  assert.deepEqual(got.file, { x: 1 });
+  assert.deepEqual(got.fresh, [['x'], 1, []]);
+});

@@ -69,8 +69,6 @@ pub enum HostOp {
     GreaterOrEqual,
     /// The key `obj[x] = ...` creates (a string, or a symbol).
     PropertyKey,
-    /// `{ ...x }`.
-    SpreadObject,
     /// `Array.isArray(x) ? [...x] : null`.
     ArrayItems,
     /// `{ ...x }`, kept as V8's object (see [`HostOp::holds_answer`]).
@@ -80,11 +78,10 @@ pub enum HostOp {
 }
 
 impl HostOp {
-    pub const ALL: [HostOp; 7] = [
+    pub const ALL: [HostOp; 6] = [
         HostOp::Number,
         HostOp::GreaterOrEqual,
         HostOp::PropertyKey,
-        HostOp::SpreadObject,
         HostOp::ArrayItems,
         HostOp::SpreadHeld,
         HostOp::SetOnCopy,
@@ -95,7 +92,6 @@ impl HostOp {
             HostOp::Number => "number",
             HostOp::GreaterOrEqual => "greaterOrEqual",
             HostOp::PropertyKey => "propertyKey",
-            HostOp::SpreadObject => "spreadObject",
             HostOp::ArrayItems => "arrayItems",
             HostOp::SpreadHeld => "spreadHeld",
             HostOp::SetOnCopy => "setOnCopy",
@@ -468,7 +464,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.take_or_keep(Field::PreviewFile, "previewFile");
         self.take_or_keep(Field::PreviewMode, "previewMode");
         if let Some(params) = params {
-            self.set(Field::ParamValues, Value::Object(params));
+            self.set(Field::ParamValues, params);
         }
         Ok(())
     }
@@ -480,7 +476,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.cancel("accept_requested", "accept", at);
         self.set(Field::VisibleVariant, Value::Number(visible));
         if let Some(params) = params {
-            self.set(Field::ParamValues, Value::Object(params));
+            self.set(Field::ParamValues, params);
         }
         self.make_pending();
         Ok(())
@@ -600,16 +596,18 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.host.ask(HostOp::PropertyKey, &[v])
     }
 
-    /// `{ ...event.paramValues }` when `event.paramValues` is truthy.
-    fn param_values_copy(&self) -> Result<Option<Object>, TypeError> {
+    /// `{ ...event.paramValues }` when `event.paramValues` is truthy; of a
+    /// value only V8 can interpret, V8's copy, held (it may have symbol
+    /// keys).
+    fn param_values_copy(&self) -> Result<Option<Value>, TypeError> {
         let pv = self.ev("paramValues");
         if !pv.truthy() {
             return Ok(None);
         }
         if !matches!(pv, Value::Host(_)) {
-            return Ok(Some(spread_object(pv)));
+            return Ok(Some(Value::Object(spread_object(pv))));
         }
-        Ok(Some(self.host.ask(HostOp::SpreadObject, &[pv])?.into_object().unwrap_or_default()))
+        self.host.ask(HostOp::SpreadHeld, &[pv]).map(Some)
     }
 
     // -- changing
