@@ -231,6 +231,9 @@ const CONVERSIONS = new Set(['toJSON', 'valueOf', 'toString']);
  * reducer's `Number()`, `>=`, property keys and spreads, as the old
  * module's `applyEvent` runs them), and the two helpers it needs for that:
  * `plainData` to tell what it may read as data, `materialize` to build its
+ * operands. `spreadHeld` and `setOnCopy` make objects the addon holds as
+ * they are: they may have symbol keys (an agent phase that is a Symbol
+ * keys its timing), which spreads copy and JSON drops. Neither changes its
  * operands. One frozen object: nothing here holds state.
  */
 const HOST_OPS = Object.freeze({
@@ -239,8 +242,13 @@ const HOST_OPS = Object.freeze({
   number: (x) => Number(x),
   greaterOrEqual: (a, b) => a >= b,
   propertyKey: (x) => Reflect.ownKeys({ [x]: 0 })[0],
-  spreadObject: (x) => ({ ...x }),
   arrayItems: (x) => (Array.isArray(x) ? [...x] : null),
+  spreadHeld: (x) => ({ ...x }),
+  setOnCopy: (o, k, v) => {
+    const copy = { ...o };
+    copy[k] = v;
+    return copy;
+  },
 });
 
 for (const name of HOST_OP_NAMES) {

@@ -12,6 +12,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { native, tempProject } from './helpers.mjs';
 import { loadReference } from './support/impls.mjs';
 import { encodeValue } from './support/encode.mjs';
@@ -239,4 +241,108 @@ test('an append from a getter run while its event is journaled lands first, with
     assert.deepEqual(old.lines, [[1, 'generate'], [2, 'agent_phase'], [2, 'checkpoint']]);
     assert.equal(old.generationPhase, null);
   }
+});
+
+test('a Symbol agent phase keys a timing that only the appending store holds, and JSON drops', (t) => {
+  if (!reference) t.diagnostic('QUIVER_REFERENCE_DIR unset: the old module is not run, only the expected values are checked');
+  const got = both((create, cwd) => {
+    const store = create({ cwd, sessionId: 's' });
+    const phase = Symbol('sym');
+    // Own members only, symbol keys by whether they are `phase`.
+    const view = (timings) => ({
+      keys: Object.keys(timings),
+      strings: Object.fromEntries(Object.entries(timings)),
+      symbols: Object.getOwnPropertySymbols(timings).map((k) => [k === phase, timings[k]]),
+    });
+    store.appendEvent({ type: 'agent_phase', phase: 'plan', at: 1 });
+    const keyed = store.appendEvent({ type: 'agent_phase', phase, at: 2, durationMs: 3 });
+    const file = snapshotFile(store, 's');
+    const other = store.appendEvent({ type: 'checkpoint', revision: 1 });
+    store.appendEvent({ type: 'agent_phase', phase: 'render', at: 4 });
+    const last = store.appendEvent({ type: 'agent_phase', phase: 'plan', at: 5 });
+    const flushed = store.flush('s');
+    const fresh = create({ cwd }).getSnapshot('s');
+    fs.rmSync(path.join(store.rootDir, 's.snapshot.json'));
+    const replayed = create({ cwd }).flush('s');
+    return {
+      keyed: [keyed.generationPhase === phase, view(keyed.generationTimings)],
+      file: ['generationPhase' in file, file.generationTimings],
+      other: [other.generationPhase === phase, view(other.generationTimings)],
+      copied: [other.generationTimings !== keyed.generationTimings, other.generationTimings[phase] === keyed.generationTimings[phase]],
+      last: view(last.generationTimings),
+      lastFile: snapshotFile(store, 's').generationTimings,
+      flushed: view(flushed.generationTimings),
+      fresh: view(fresh.generationTimings),
+      replayed: [replayed.generationPhase, view(replayed.generationTimings)],
+    };
+  });
+  const plan1 = { at: 1, durationMs: null };
+  const sym = { at: 2, durationMs: 3 };
+  assert.deepEqual(got.keyed, [true, { keys: ['plan'], strings: { plan: plan1 }, symbols: [[true, sym]] }]);
+  // The snapshot file is JSON: no Symbol value, no Symbol key.
+  assert.deepEqual(got.file, [false, { plan: plan1 }]);
+  // The next event's spread copies the symbol member into a new object.
+  assert.deepEqual(got.other, [true, { keys: ['plan'], strings: { plan: plan1 }, symbols: [[true, sym]] }]);
+  assert.deepEqual(got.copied, [true, true]);
+  // String phases after it: `plan` keeps its place, `render` comes after.
+  const strings = { plan: { at: 5, durationMs: null }, render: { at: 4, durationMs: null } };
+  assert.deepEqual(got.last, { keys: ['plan', 'render'], strings, symbols: [[true, sym]] });
+  assert.deepEqual(got.lastFile, strings);
+  // flush() of the store that holds it keeps it; a fresh store reads files.
+  assert.deepEqual(got.flushed, { keys: ['plan', 'render'], strings, symbols: [[true, sym]] });
+  assert.deepEqual(got.fresh, { keys: ['plan', 'render'], strings, symbols: [] });
+  assert.deepEqual(got.replayed, ['plan', { keys: ['plan', 'render'], strings, symbols: [] }]);
+});
+
+// A session whose timings V8 holds gets a new copy per event; the copies no
+// snapshot names are released, and their handles reused for other held
+// values without disturbing the one the snapshot names.
+test('copies V8 holds are released once no snapshot names them (child process, --expose-gc)', () => {
+  const script = `
+    const { createLiveSessionStore } = require(process.argv[1]);
+    const store = createLiveSessionStore({ cwd: process.argv[2], sessionId: 's' });
+    const phase = Symbol('p');
+    const early = new WeakRef(store.appendEvent({ type: 'agent_phase', phase, at: 1 }).generationTimings);
+    let last;
+    for (let i = 0; i < 300; i++) last = store.appendEvent({ type: 'checkpoint', revision: i, owner: () => i });
+    (async () => {
+      for (let i = 0; i < 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        globalThis.gc();
+      }
+      const again = store.getSnapshot('s');
+      process.stdout.write(JSON.stringify({
+        released: early.deref() === undefined,
+        same: again.generationTimings === last.generationTimings,
+        owner: again.activeOwner(),
+        timing: again.generationTimings[phase],
+        next: store.appendEvent({ type: 'agent_phase', phase: 'q', at: 2 }).generationTimings[phase],
+      }));
+    })();
+  `;
+  const indexPath = fileURLToPath(new URL('../index.js', import.meta.url));
+  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script, indexPath, tempProject()], { encoding: 'utf8' });
+  assert.ok(r.signal === null && r.status === 0, `child ended by ${r.signal ?? `exit ${r.status}`}\n${r.stderr}`);
+  assert.deepEqual(JSON.parse(r.stdout), { released: true, same: true, owner: 299, timing: { at: 1, durationMs: null }, next: { at: 1, durationMs: null } });
+});
+
+test('paramValues with a Symbol key: the spread copies the member, JSON drops it', () => {
+  const got = both((create, cwd) => {
+    const store = create({ cwd, sessionId: 's' });
+    const k = Symbol('k');
+    const params = { x: 1, [k]: 2 };
+    const view = (o) => [Object.keys(o), o.x, Object.getOwnPropertySymbols(o).map((s) => [s === k, o[s]])];
+    const first = store.appendEvent({ type: 'checkpoint', revision: 1, paramValues: params });
+    const next = store.appendEvent({ type: 'steer' });
+    return {
+      first: [first.paramValues !== params, view(first.paramValues)],
+      next: [next.paramValues !== first.paramValues, view(next.paramValues)],
+      file: snapshotFile(store, 's').paramValues,
+      fresh: view(create({ cwd }).getSnapshot('s').paramValues),
+    };
+  });
+  assert.deepEqual(got.first, [true, [['x'], 1, [[true, 2]]]]);
+  assert.deepEqual(got.next, [true, [['x'], 1, [[true, 2]]]]);
+  assert.deepEqual(got.file, { x: 1 });
+  assert.deepEqual(got.fresh, [['x'], 1, []]);
 });

@@ -67,9 +67,10 @@ pub fn answer(js: Js, answers: &mut Answers) -> JsResult<Option<(HostOp, Vec<Val
 }
 
 /// Runs the wrapper's function for `op` on `operands`: what it returns, in
-/// the model, or the handle of what it threw. The store's state is borrowed
-/// only to build the operands and to keep what came back, never while the
-/// caller's code runs (it may call the store).
+/// the model or held whole (see [`HostOp::holds_answer`]), or the handle of
+/// what it threw. The store's state is borrowed only to build the operands
+/// and to keep what came back, never while the caller's code runs (it may
+/// call the store).
 fn operate(js: Js, store: &NativeStore, op: HostOp, operands: &[Value]) -> JsResult<Result<Value, u32>> {
     let (f, plain, args) = {
         let state = store.state(js)?;
@@ -80,6 +81,9 @@ fn operate(js: Js, store: &NativeStore, op: HostOp, operands: &[Value]) -> JsRes
         let thrown = js.take_exception()?;
         return Ok(Err(store.state(js)?.hold(js, thrown)?));
     };
+    if op.holds_answer() {
+        return Ok(Ok(Value::Host(store.state(js)?.hold(js, result)?)));
+    }
     let mut found = Vec::new();
     let value = from_js(js, result, &mut found, plain)?;
     Ok(Ok(store.state(js)?.keep(js, found, value, Value::Undefined)?.0))

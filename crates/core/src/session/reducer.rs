@@ -69,23 +69,40 @@ pub enum HostOp {
     GreaterOrEqual,
     /// The key `obj[x] = ...` creates (a string, or a symbol).
     PropertyKey,
-    /// `{ ...x }`.
-    SpreadObject,
     /// `Array.isArray(x) ? [...x] : null`.
     ArrayItems,
+    /// `{ ...x }`, kept as V8's object (see [`HostOp::holds_answer`]).
+    SpreadHeld,
+    /// `{ ...o }` with `copy[k] = v` set on it, kept as V8's object.
+    SetOnCopy,
 }
 
 impl HostOp {
-    pub const ALL: [HostOp; 5] = [HostOp::Number, HostOp::GreaterOrEqual, HostOp::PropertyKey, HostOp::SpreadObject, HostOp::ArrayItems];
+    pub const ALL: [HostOp; 6] = [
+        HostOp::Number,
+        HostOp::GreaterOrEqual,
+        HostOp::PropertyKey,
+        HostOp::ArrayItems,
+        HostOp::SpreadHeld,
+        HostOp::SetOnCopy,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             HostOp::Number => "number",
             HostOp::GreaterOrEqual => "greaterOrEqual",
             HostOp::PropertyKey => "propertyKey",
-            HostOp::SpreadObject => "spreadObject",
             HostOp::ArrayItems => "arrayItems",
+            HostOp::SpreadHeld => "spreadHeld",
+            HostOp::SetOnCopy => "setOnCopy",
         }
+    }
+
+    /// Whether the answer is kept whole, by reference (`Value::Host`),
+    /// rather than read into the model: it may have symbol-keyed members,
+    /// which the model has no place for, and which spreads copy.
+    pub fn holds_answer(self) -> bool {
+        matches!(self, HostOp::SpreadHeld | HostOp::SetOnCopy)
     }
 }
 
@@ -132,7 +149,7 @@ pub fn apply_event(s: &mut Snapshot, entry: &Value, host: &dyn Host) -> Result<(
 /// [`apply_event`] with the event already picked out of the entry: its
 /// `event` property when that is truthy, else the entry itself.
 pub fn apply_entry<R: Record + ?Sized>(s: &mut Snapshot, entry: &R, event: &R, host: &dyn Host) -> Result<(), TypeError> {
-    let rebuilt = rebuilt_fields(s)?;
+    let rebuilt = rebuilt_fields(s, host)?;
     let updated_at = match entry.get("ts") {
         ts if ts.truthy() => ts.clone(),
         _ => Value::String(JsStr::from(date::iso_string(host.now_ms()))),
@@ -150,15 +167,16 @@ pub fn apply_entry<R: Record + ?Sized>(s: &mut Snapshot, entry: &R, event: &R, h
 }
 
 /// The fields the head of `applyEvent` would change, with their new values
-/// (see [`Rebuild`]); none for any snapshot the reducer itself made.
-fn rebuilt_fields(s: &Snapshot) -> Result<Vec<(Field, Value)>, TypeError> {
+/// (see [`Rebuild`]); for a snapshot the reducer itself made, none but the
+/// objects V8 holds (their copy is V8's too).
+fn rebuilt_fields(s: &Snapshot, host: &dyn Host) -> Result<Vec<(Field, Value)>, TypeError> {
     let mut out = Vec::new();
     // Fields `...snapshot` copies as they are are not read (reading one
     // builds it if it is lazy, see `lazy_field`).
     for f in Field::ALL.into_iter().filter(|f| !matches!(f.spec().rebuild, Rebuild::Copied | Rebuild::EntryTime)) {
         let (rule, v) = (f.spec().rebuild, s.get(f));
         if !already_rebuilt(rule, v) {
-            out.push((f, rebuild(rule, v, f.name())?));
+            out.push((f, rebuild(rule, v, f.name(), host)?));
         }
     }
     Ok(out)
@@ -175,9 +193,10 @@ fn already_rebuilt(rule: Rebuild, v: &Value) -> bool {
     }
 }
 
-fn rebuild(rule: Rebuild, v: &Value, name: &str) -> Result<Value, TypeError> {
+fn rebuild(rule: Rebuild, v: &Value, name: &str, host: &dyn Host) -> Result<Value, TypeError> {
     Ok(match rule {
         Rebuild::Copied | Rebuild::EntryTime => v.clone(),
+        Rebuild::ObjectCopy if matches!(v, Value::Host(_)) => host.ask(HostOp::SpreadHeld, &[v])?,
         Rebuild::ObjectCopy => Value::Object(spread_object(if v.truthy() { v } else { &UNDEFINED })),
         Rebuild::ArrayCopy if v.truthy() => Value::Array(spread_array(v, &format!("(snapshot.{name} || [])"))?),
         Rebuild::ArrayCopy => Value::Array(Vec::new()),
@@ -303,19 +322,17 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
                 at => at.clone(),
             };
             let duration = self.ev("durationMs").or_nullish(Value::Null);
-            self.property_key(&phase)?.map(|key| (key, obj(&[("at", at), ("durationMs", duration)])))
+            Some((self.property_key(&phase)?, obj(&[("at", at), ("durationMs", duration)])))
         } else {
             None
         };
+        let held = match timing {
+            Some((key, timing)) => self.set_member(Field::GenerationTimings, key, timing)?,
+            None => None,
+        };
         self.take_or_keep(Field::GenerationPhase, "phase");
-        if let (Some((key, timing)), Value::Object(timings)) = (timing, self.s.get_mut(Field::GenerationTimings)) {
-            // Assigning `obj.__proto__` goes through the prototype setter and
-            // creates no key, unless the object already owns such a key.
-            if !key.eq_str("__proto__") || timings.contains_key(&key) {
-                timings.set_js(key, Value::Object(timing));
-            } else {
-                timings.assign_proto(Value::Object(timing));
-            }
+        if let Some(timings) = held {
+            self.set(Field::GenerationTimings, timings);
         }
         Ok(())
     }
@@ -447,7 +464,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.take_or_keep(Field::PreviewFile, "previewFile");
         self.take_or_keep(Field::PreviewMode, "previewMode");
         if let Some(params) = params {
-            self.set(Field::ParamValues, Value::Object(params));
+            self.set(Field::ParamValues, params);
         }
         Ok(())
     }
@@ -459,7 +476,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.cancel("accept_requested", "accept", at);
         self.set(Field::VisibleVariant, Value::Number(visible));
         if let Some(params) = params {
-            self.set(Field::ParamValues, Value::Object(params));
+            self.set(Field::ParamValues, params);
         }
         self.make_pending();
         Ok(())
@@ -571,34 +588,52 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         Ok(matches!(self.host.ask(HostOp::GreaterOrEqual, &[a, b])?, Value::Bool(true)))
     }
 
-    /// The key `obj[v] = ...` creates; `None` for a symbol, which neither
-    /// JSON nor `Object.keys` shows (the model has no symbol keys).
-    fn property_key(&self, v: &Value) -> Result<Option<JsStr>, TypeError> {
+    /// The key `obj[v] = ...` creates: a string, or a symbol V8 holds.
+    fn property_key(&self, v: &Value) -> Result<Value, TypeError> {
         if !v.holds_host() {
-            return v.to_js_string().map(Some);
+            return v.to_js_string().map(Value::String);
         }
-        Ok(match &self.host.ask(HostOp::PropertyKey, &[v])? {
-            Value::String(key) => Some(key.clone()),
-            _ => None,
-        })
+        self.host.ask(HostOp::PropertyKey, &[v])
     }
 
-    /// `{ ...event.paramValues }` when `event.paramValues` is truthy.
-    fn param_values_copy(&self) -> Result<Option<Object>, TypeError> {
+    /// `{ ...event.paramValues }` when `event.paramValues` is truthy; of a
+    /// value only V8 can interpret, V8's copy, held (it may have symbol
+    /// keys).
+    fn param_values_copy(&self) -> Result<Option<Value>, TypeError> {
         let pv = self.ev("paramValues");
         if !pv.truthy() {
             return Ok(None);
         }
         if !matches!(pv, Value::Host(_)) {
-            return Ok(Some(spread_object(pv)));
+            return Ok(Some(Value::Object(spread_object(pv))));
         }
-        Ok(Some(self.host.ask(HostOp::SpreadObject, &[pv])?.into_object().unwrap_or_default()))
+        self.host.ask(HostOp::SpreadHeld, &[pv]).map(Some)
     }
 
     // -- changing
 
     fn set(&mut self, f: Field, v: Value) {
         self.s.set(f, v);
+    }
+
+    /// `next.f[key] = value` for a field the head of the event made an
+    /// object. A string key on a model object is set here and `None`
+    /// returned; a symbol key, or an object only V8 holds, has V8 set it on
+    /// a copy, returned to replace the field once nothing else can throw.
+    fn set_member(&mut self, f: Field, key: Value, value: Object) -> Result<Option<Value>, TypeError> {
+        let (Value::String(key), Value::Object(_)) = (&key, self.field(f)) else {
+            return self.host.ask(HostOp::SetOnCopy, &[self.field(f), &key, &Value::Object(value)]).map(Some);
+        };
+        if let Value::Object(o) = self.s.get_mut(f) {
+            // Assigning `obj.__proto__` goes through the prototype setter and
+            // creates no key, unless the object already owns such a key.
+            if !key.eq_str("__proto__") || o.contains_key(key) {
+                o.set_js(key.clone(), Value::Object(value));
+            } else {
+                o.assign_proto(Value::Object(value));
+            }
+        }
+        Ok(None)
     }
 
     /// `next.f = event[key] ?? next.f`

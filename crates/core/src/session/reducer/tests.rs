@@ -137,6 +137,52 @@ fn agent_phase_timings_and_proto_key() {
     assert_eq!(member(&s, "generationPhase"), "7");
 }
 
+/// The clock of [`TestHost`]; each operation answered with the next of
+/// `answers`, and noted.
+struct ScriptedHost {
+    answers: RefCell<Vec<Value>>,
+    asked: RefCell<Vec<HostOp>>,
+}
+
+impl Host for ScriptedHost {
+    fn now_ms(&self) -> f64 {
+        TestHost(0.0).now_ms()
+    }
+    fn date_parse_fallback(&self, s: &JsStr) -> f64 {
+        TestHost(0.0).date_parse_fallback(s)
+    }
+    fn json_parse_message(&self, line: &str) -> String {
+        TestHost(0.0).json_parse_message(line)
+    }
+    fn ask(&self, op: HostOp, _args: &[&Value]) -> Result<Value, TypeError> {
+        self.asked.borrow_mut().push(op);
+        Ok(self.answers.borrow_mut().remove(0))
+    }
+}
+
+/// A phase V8 keys as a symbol: V8 sets the timing on a copy, which the
+/// snapshot then holds, and every later event's head spread of it is V8's
+/// too, string phases included.
+#[test]
+fn agent_phase_with_a_symbol_key_has_v8_set_the_timing() {
+    let host = ScriptedHost { answers: RefCell::new((1..=5).map(Value::Host).collect()), asked: RefCell::new(Vec::new()) };
+    let mut s = base();
+    let mut event = parse(r#"{"type":"agent_phase","at":2}"#).into_object().unwrap();
+    event.set("phase", Value::Host(0));
+    let mut entry = parse(r#"{"seq":1,"ts":"2030-01-01T00:00:00.000Z"}"#).into_object().unwrap();
+    entry.set("event", Value::Object(event));
+    apply_event(&mut s, &Value::Object(entry), &host).unwrap();
+    assert_eq!(*host.asked.borrow(), [HostOp::PropertyKey, HostOp::SetOnCopy]);
+    assert!(s.get(Field::GenerationTimings).strict_equals(&Value::Host(2)));
+    assert!(s.get(Field::GenerationPhase).strict_equals(&Value::Host(0)));
+    apply_event(&mut s, &parse(r#"{"event":{"type":"checkpoint","revision":1}}"#), &host).unwrap();
+    assert!(s.get(Field::GenerationTimings).strict_equals(&Value::Host(3)));
+    apply_event(&mut s, &parse(r#"{"event":{"type":"agent_phase","phase":"render"}}"#), &host).unwrap();
+    assert_eq!(host.asked.borrow()[2..], [HostOp::SpreadHeld, HostOp::SpreadHeld, HostOp::SetOnCopy]);
+    assert!(s.get(Field::GenerationTimings).strict_equals(&Value::Host(5)));
+    assert_eq!(member(&s, "generationPhase"), r#""render""#);
+}
+
 #[test]
 fn steer_done_adds_message_key_even_when_undefined() {
     let s = run(&[r#"{"type":"steer_done"}"#]);
@@ -227,7 +273,7 @@ fn schema_already_rebuilt_is_exactly_when_rebuilding_changes_nothing() {
     for spec in FIELDS {
         for v in &values {
             let shown = |v: &Value| format!("{v:?}");
-            match rebuild(spec.rebuild, v, spec.name) {
+            match rebuild(spec.rebuild, v, spec.name, &TestHost(0.0)) {
                 Ok(r) => assert_eq!(already_rebuilt(spec.rebuild, v), shown(&r) == shown(v), "{} = {v:?}", spec.name),
                 Err(_) => assert!(!already_rebuilt(spec.rebuild, v), "{} = {v:?}", spec.name),
             }
