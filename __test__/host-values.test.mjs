@@ -388,3 +388,33 @@ test("an event's own Symbol-keyed members reach pendingEvent, its token does not
   assert.deepEqual(got.replayed, [['type', 'id', 'pageUrl'], []]);
   assert.deepEqual(got.lines, [['type', 'count', 'token', 'id'], ['type', 'phase', 'id'], ['type', 'id', 'token', 'pageUrl']]);
 });
+
+// An event with symbol keys is held whole while it is applied, and its
+// pending event for as long as a snapshot names it: both are released after.
+test('events held for their symbol-keyed members are released once applied (child process, --expose-gc)', () => {
+  const script = `
+    const { createLiveSessionStore } = require(process.argv[1]);
+    const store = createLiveSessionStore({ cwd: process.argv[2], sessionId: 's' });
+    const k = Symbol('k');
+    const pending = new WeakRef(store.appendEvent({ type: 'generate', [k]: {} }).pendingEvent[k]);
+    const applied = new WeakRef(store.appendEvent({ type: 'checkpoint', revision: 0, [k]: {} }));
+    let last;
+    for (let i = 1; i < 300; i++) last = store.appendEvent({ type: i % 2 ? 'steer' : 'checkpoint', revision: i, [k]: { i } });
+    (async () => {
+      for (let i = 0; i < 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        globalThis.gc();
+      }
+      const again = store.getSnapshot('s');
+      process.stdout.write(JSON.stringify({
+        released: [pending.deref() === undefined, applied.deref() === undefined],
+        same: again.pendingEvent === last.pendingEvent,
+        member: again.pendingEvent[k],
+      }));
+    })();
+  `;
+  const indexPath = fileURLToPath(new URL('../index.js', import.meta.url));
+  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script, indexPath, tempProject()], { encoding: 'utf8' });
+  assert.ok(r.signal === null && r.status === 0, `child ended by ${r.signal ?? `exit ${r.status}`}\n${r.stderr}`);
+  assert.deepEqual(JSON.parse(r.stdout), { released: [true, true], same: true, member: { i: 299 } });
+});
