@@ -238,7 +238,8 @@ const CONVERSIONS = new Set(['toJSON', 'valueOf', 'toString']);
  * operands. `spreadHeld`, `setOnCopy` and `toPendingEvent` make objects the
  * addon holds as they are: they may have symbol keys (an agent phase that
  * is a Symbol keys its timing, an event's own symbol-keyed members), which
- * spreads copy and JSON drops. None changes its operands. One frozen object: nothing here holds state.
+ * spreads copy and JSON drops. None changes its operands. One frozen
+ * object: nothing here holds state.
  */
 const HOST_OPS = Object.freeze({
   plainData,
@@ -249,9 +250,9 @@ const HOST_OPS = Object.freeze({
   arrayItems: (x) => (Array.isArray(x) ? [...x] : null),
   spreadHeld: (x) => ({ ...x }),
   toPendingEvent: (event) => {
-    const pending = { ...event };
-    delete pending.token;
-    return pending;
+    const copy = { ...event };
+    delete copy.token;
+    return copy;
   },
   setOnCopy: (o, k, v) => {
     const copy = { ...o };
