@@ -134,6 +134,9 @@ pub fn store_drop_unrendered(env: Env, store: &External<NativeStore>, id: String
 /// awaits]` (see [`store_snapshot`] and [`store_flush`]). `hold` says the
 /// event has own symbol-keyed members, which the model has no place for: it
 /// is then held too, for V8 to copy into the pending event.
+// One call per append carries all the wrapper has prepared: a struct would
+// cost an object per append.
+#[allow(clippy::too_many_arguments)]
 #[napi(catch_unwind, ts_return_type = "[number, string | [number, string, string | null, Array<unknown>], [number, number] | null]")]
 pub fn store_append<'a>(env: &'a Env, store: &External<NativeStore>, id: String, event: Unknown, entry: String, ts: Unknown, base: f64, hold: bool) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
