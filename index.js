@@ -124,11 +124,15 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
       }
       // The snapshot holds the event as it is in memory: read it value by
       // value when its JSON text would lose something, else parse the text.
+      // Own symbol-keyed members (JSON and the model have no place for
+      // them, `{ ...event }` copies them) make the addon hold it whole too.
       const base = handedOut.get(id);
       const baseVersion = base ? base.version : -1;
-      const [version, payload, awaited] = exotic
-        ? native.storeAppend(store, id, normalized, entry, ts, baseVersion)
-        : native.storeAppendJson(store, id, entry, baseVersion);
+      const symbolKeyed = Object.getOwnPropertySymbols(normalized).length !== 0;
+      const [version, payload, awaited] =
+        exotic || symbolKeyed
+          ? native.storeAppend(store, id, normalized, entry, ts, baseVersion, symbolKeyed)
+          : native.storeAppendJson(store, id, entry, baseVersion);
       const snapshot = materialize(payload, base?.snapshot);
       handedOut.set(id, { version, snapshot });
       if (awaited) persist(id, version, snapshot, awaited);
@@ -231,10 +235,11 @@ const CONVERSIONS = new Set(['toJSON', 'valueOf', 'toString']);
  * reducer's `Number()`, `>=`, property keys and spreads, as the old
  * module's `applyEvent` runs them), and the two helpers it needs for that:
  * `plainData` to tell what it may read as data, `materialize` to build its
- * operands. `spreadHeld` and `setOnCopy` make objects the addon holds as
- * they are: they may have symbol keys (an agent phase that is a Symbol
- * keys its timing), which spreads copy and JSON drops. Neither changes its
- * operands. One frozen object: nothing here holds state.
+ * operands. `spreadHeld`, `setOnCopy` and `toPendingEvent` make objects the
+ * addon holds as they are: they may have symbol keys (an agent phase that
+ * is a Symbol keys its timing, an event's own symbol-keyed members), which
+ * spreads copy and JSON drops. None changes its operands. One frozen
+ * object: nothing here holds state.
  */
 const HOST_OPS = Object.freeze({
   plainData,
@@ -244,6 +249,11 @@ const HOST_OPS = Object.freeze({
   propertyKey: (x) => Reflect.ownKeys({ [x]: 0 })[0],
   arrayItems: (x) => (Array.isArray(x) ? [...x] : null),
   spreadHeld: (x) => ({ ...x }),
+  toPendingEvent: (event) => {
+    const copy = { ...event };
+    delete copy.token;
+    return copy;
+  },
   setOnCopy: (o, k, v) => {
     const copy = { ...o };
     copy[k] = v;

@@ -92,6 +92,15 @@ test('harness: built-ins encode with what they hold, and the caller\'s own objec
   assert.notDeepEqual(encodeValue(new Date(5)), encodeValue(new Date(6)));
   assert.notDeepEqual(encodeValue(new Map([[1, 2]])), encodeValue(new Map([[1, 3]])));
   assert.deepEqual(encodeValue({ a: 1, [Symbol('s')]: 2 }), { $: 'symkeys', of: { a: 1 }, syms: [['s', 2]] });
+  // An op's argument with symbol keys decodes to an object with such members
+  // (fresh symbols, same descriptions and order), cycles through them included.
+  const withSyms = { a: 1, [Symbol('s')]: { b: NaN }, [Symbol()]: 2 };
+  withSyms[Symbol('self')] = withSyms;
+  const decoded = decodeValue(encodeValue(withSyms));
+  assert.deepEqual(encodeValue(decoded), encodeValue(withSyms));
+  const syms = Object.getOwnPropertySymbols(decoded);
+  assert.deepEqual(syms.map((k) => [k.description, Object.getOwnPropertyDescriptor(decoded, k).enumerable]), [['s', true], [undefined, true], ['self', true]]);
+  assert.equal(decoded[syms[2]], decoded);
   const mine = { a: 1 };
   const refs = new WeakMap([[mine, 'op0.args[0].x']]);
   assert.deepEqual(encodeValue({ x: mine, y: { a: 1 } }, { refs }), { x: { $: 'ref', to: 'op0.args[0].x' }, y: { a: 1 } });

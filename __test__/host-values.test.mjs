@@ -346,3 +346,75 @@ test('paramValues with a Symbol key: the spread copies the member, JSON drops it
   assert.deepEqual(got.file, { x: 1 });
   assert.deepEqual(got.fresh, [['x'], 1, []]);
 });
+
+test("an event's own Symbol-keyed members reach pendingEvent, its token does not; JSON drops them", (t) => {
+  if (!reference) t.diagnostic('QUIVER_REFERENCE_DIR unset: the old module is not run, only the expected values are checked');
+  const got = both((create, cwd) => {
+    const store = create({ cwd, sessionId: 's' });
+    const k = Symbol('k');
+    const hidden = Symbol('hidden');
+    const value = { nested: 1 };
+    // Own members only, symbol keys by whether they are `k`.
+    const view = (o) => o && [Object.keys(o), Object.getOwnPropertySymbols(o).map((s) => [s === k, o[s] === value ? 'value' : o[s]])];
+    const event = { type: 'generate', count: 2, token: 't', [k]: value };
+    Object.defineProperty(event, hidden, { value: 1, enumerable: false });
+    const generated = store.appendEvent(event);
+    const file = snapshotFile(store, 's').pendingEvent;
+    const later = store.appendEvent({ type: 'agent_phase', phase: 'plan' });
+    const flushed = store.flush('s');
+    const fresh = create({ cwd }).getSnapshot('s').pendingEvent;
+    const steered = store.appendEvent({ type: 'steer', id: 's', [k]: 'steer', token: 'u', pageUrl: 'p' });
+    fs.rmSync(path.join(store.rootDir, 's.snapshot.json'));
+    const replayed = create({ cwd }).getSnapshot('s').pendingEvent;
+    return {
+      generated: view(generated.pendingEvent),
+      file,
+      later: [later.pendingEvent === generated.pendingEvent, view(later.pendingEvent)],
+      flushed: view(flushed.pendingEvent),
+      fresh: view(fresh),
+      steered: view(steered.pendingEvent),
+      replayed: view(replayed),
+      lines: journalLines(store, 's').map((e) => Object.keys(e.event)),
+    };
+  });
+  const keys = ['type', 'count', 'id'];
+  assert.deepEqual(got.generated, [keys, [[true, 'value']]]);
+  assert.deepEqual(got.file, { type: 'generate', count: 2, id: 's' });
+  // Later events carry the same object along.
+  assert.deepEqual(got.later, [true, [keys, [[true, 'value']]]]);
+  assert.deepEqual(got.flushed, [keys, [[true, 'value']]]);
+  assert.deepEqual(got.fresh, [keys, []]);
+  assert.deepEqual(got.steered, [['type', 'id', 'pageUrl'], [[true, 'steer']]]);
+  assert.deepEqual(got.replayed, [['type', 'id', 'pageUrl'], []]);
+  assert.deepEqual(got.lines, [['type', 'count', 'token', 'id'], ['type', 'phase', 'id'], ['type', 'id', 'token', 'pageUrl']]);
+});
+
+// An event with symbol keys is held whole while it is applied, and its
+// pending event for as long as a snapshot names it: both are released after.
+test('events held for their symbol-keyed members are released once applied (child process, --expose-gc)', () => {
+  const script = `
+    const { createLiveSessionStore } = require(process.argv[1]);
+    const store = createLiveSessionStore({ cwd: process.argv[2], sessionId: 's' });
+    const k = Symbol('k');
+    const pending = new WeakRef(store.appendEvent({ type: 'generate', [k]: {} }).pendingEvent[k]);
+    const applied = new WeakRef(store.appendEvent({ type: 'checkpoint', revision: 0, [k]: {} }));
+    let last;
+    for (let i = 1; i < 300; i++) last = store.appendEvent({ type: i % 2 ? 'steer' : 'checkpoint', revision: i, [k]: { i } });
+    (async () => {
+      for (let i = 0; i < 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        globalThis.gc();
+      }
+      const again = store.getSnapshot('s');
+      process.stdout.write(JSON.stringify({
+        released: [pending.deref() === undefined, applied.deref() === undefined],
+        same: again.pendingEvent === last.pendingEvent,
+        member: again.pendingEvent[k],
+      }));
+    })();
+  `;
+  const indexPath = fileURLToPath(new URL('../index.js', import.meta.url));
+  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script, indexPath, tempProject()], { encoding: 'utf8' });
+  assert.ok(r.signal === null && r.status === 0, `child ended by ${r.signal ?? `exit ${r.status}`}\n${r.stderr}`);
+  assert.deepEqual(JSON.parse(r.stdout), { released: [true, true], same: true, member: { i: 299 } });
+});

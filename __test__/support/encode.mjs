@@ -285,6 +285,18 @@ export function decodeValue(encoded, ctx = {}) {
         }
         return obj;
       }
+      case 'symkeys': {
+        // The object, then its symbol-keyed members (fresh symbols, with the
+        // descriptions), decoded with it on the stack as they were encoded.
+        const obj = dec(e.of);
+        stack.push(obj);
+        try {
+          for (const [d, v] of e.syms) obj[Symbol(d ?? undefined)] = dec(v);
+        } finally {
+          stack.pop();
+        }
+        return obj;
+      }
       default: {
         const build = RECIPE_BUILDERS[e[TAG]];
         if (!build) throw new Error(`cannot decode tag ${JSON.stringify(e[TAG])}`);

@@ -489,6 +489,10 @@ class Gen {
       const k = this.oddKey();
       if (k !== 'type' && k !== 'id') ev[k] = rng.chance(0.3) ? undefined : this.oddValue();
     }
+    if (this.adv && rng.chance(0.1)) {
+      // An own symbol-keyed member: JSON drops it, `{ ...event }` copies it.
+      ev[Symbol(rng.pick(['k', undefined]))] = this.fieldValue(s);
+    }
     if (this.adv && rng.chance(0.05)) {
       // An event whose own `__proto__` key came from JSON.
       const text = JSON.stringify({ type: ev.type, id: ev.id ?? s.id, __proto__x: 1 }).replace('"__proto__x"', '"__proto__"');
@@ -786,6 +790,7 @@ class Gen {
       if (!hasPath(event, steps)) continue;
       (seen[field] ??= new Set()).add(valueClass(getPath(event, steps)));
     }
+    for (const k of Object.getOwnPropertySymbols(event)) (seen['<own symbol key>'] ??= new Set()).add(valueClass(event[k]));
   }
 
   writeJournal(s, dir, buf) {

@@ -102,7 +102,7 @@ fn new_event(mut event: quiver_live_core::js::Object) -> NewEvent {
     entry.set("type", value.get("type").clone());
     entry.set("ts", Value::str(TS));
     entry.set("event", value.clone());
-    NewEvent { value, ts: Value::str(TS), entry: json::stringify(&Value::Object(entry)).unwrap() }
+    NewEvent { value, ts: Value::str(TS), entry: json::stringify(&Value::Object(entry)).unwrap(), held: None }
 }
 
 /// The snapshot text with its `journal_parse_failed` diagnostics moved

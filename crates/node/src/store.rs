@@ -131,9 +131,14 @@ pub fn store_drop_unrendered(env: Env, store: &External<NativeStore>, id: String
 /// Journals `{ ...event, id }` as `entry` (`JSON.stringify` of the whole
 /// entry with `seq: 0`, which is replaced), stamped `ts`. Returns
 /// `[version, snapshot payload against base, what the snapshot file
-/// awaits]` (see [`store_snapshot`] and [`store_flush`]).
+/// awaits]` (see [`store_snapshot`] and [`store_flush`]). `hold` says the
+/// event has own symbol-keyed members, which the model has no place for: it
+/// is then held too, for V8 to copy into the pending event.
+// One call per append carries all the wrapper has prepared: a struct would
+// cost an object per append.
+#[allow(clippy::too_many_arguments)]
 #[napi(catch_unwind, ts_return_type = "[number, string | [number, string, string | null, Array<unknown>], [number, number] | null]")]
-pub fn store_append<'a>(env: &'a Env, store: &External<NativeStore>, id: String, event: Unknown, entry: String, ts: Unknown, base: f64) -> Result<Unknown<'a>> {
+pub fn store_append<'a>(env: &'a Env, store: &External<NativeStore>, id: String, event: Unknown, entry: String, ts: Unknown, base: f64, hold: bool) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
     let plain = store.state(js)?.op(js, PLAIN_DATA)?;
     let mut found = Vec::new();
@@ -141,8 +146,9 @@ pub fn store_append<'a>(env: &'a Env, store: &External<NativeStore>, id: String,
     let ts = from_js(js, ts.raw(), &mut found, plain)?;
     let mut state = store.state(js)?;
     let (value, ts) = state.keep(js, found, value, ts)?;
+    let held = if hold { Some(Value::Host(state.hold(js, event.raw())?)) } else { None };
     drop(state);
-    Ok(raw(env, store.append_event(js, &id, NewEvent { value, ts, entry }, base)?))
+    Ok(raw(env, store.append_event(js, &id, NewEvent { value, ts, entry, held }, base)?))
 }
 
 /// [`store_append`] for an event whose JSON text says all of it (no
@@ -156,7 +162,7 @@ pub fn store_append_json<'a>(env: &'a Env, store: &External<NativeStore>, id: St
     };
     let value = parsed.remove("event").unwrap_or(Value::Undefined);
     let ts = parsed.remove("ts").unwrap_or(Value::Undefined);
-    Ok(raw(env, store.append_event(js, &id, NewEvent { value, ts, entry }, base)?))
+    Ok(raw(env, store.append_event(js, &id, NewEvent { value, ts, entry, held: None }, base)?))
 }
 
 /// The session's current snapshot for `JSON.parse`: its text, or

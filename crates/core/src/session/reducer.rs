@@ -75,16 +75,20 @@ pub enum HostOp {
     SpreadHeld,
     /// `{ ...o }` with `copy[k] = v` set on it, kept as V8's object.
     SetOnCopy,
+    /// `toPendingEvent(event)`: `{ ...event }` without its `token`, kept as
+    /// V8's object.
+    PendingEvent,
 }
 
 impl HostOp {
-    pub const ALL: [HostOp; 6] = [
+    pub const ALL: [HostOp; 7] = [
         HostOp::Number,
         HostOp::GreaterOrEqual,
         HostOp::PropertyKey,
         HostOp::ArrayItems,
         HostOp::SpreadHeld,
         HostOp::SetOnCopy,
+        HostOp::PendingEvent,
     ];
 
     pub fn name(self) -> &'static str {
@@ -95,6 +99,7 @@ impl HostOp {
             HostOp::ArrayItems => "arrayItems",
             HostOp::SpreadHeld => "spreadHeld",
             HostOp::SetOnCopy => "setOnCopy",
+            HostOp::PendingEvent => "toPendingEvent",
         }
     }
 
@@ -102,7 +107,7 @@ impl HostOp {
     /// rather than read into the model: it may have symbol-keyed members,
     /// which the model has no place for, and which spreads copy.
     pub fn holds_answer(self) -> bool {
-        matches!(self, HostOp::SpreadHeld | HostOp::SetOnCopy)
+        matches!(self, HostOp::SpreadHeld | HostOp::SetOnCopy | HostOp::PendingEvent)
     }
 }
 
@@ -142,20 +147,31 @@ impl Record for Value {
 
 /// Applies one journal entry: `applyEvent(snapshot, entry)`.
 pub fn apply_event(s: &mut Snapshot, entry: &Value, host: &dyn Host) -> Result<(), TypeError> {
+    apply_appended(s, entry, None, host)
+}
+
+/// [`apply_event`] of an entry whose event V8 also holds whole (`held`, a
+/// `Value::Host`), since it has members the model has no place for (own
+/// symbol-keyed ones): its pending event is then V8's `toPendingEvent`.
+pub fn apply_appended(s: &mut Snapshot, entry: &Value, held: Option<&Value>, host: &dyn Host) -> Result<(), TypeError> {
     let event = if entry.get("event").truthy() { entry.get("event") } else { entry };
-    apply_entry(s, entry, event, host)
+    reduce(s, entry, event, held, host)
 }
 
 /// [`apply_event`] with the event already picked out of the entry: its
 /// `event` property when that is truthy, else the entry itself.
 pub fn apply_entry<R: Record + ?Sized>(s: &mut Snapshot, entry: &R, event: &R, host: &dyn Host) -> Result<(), TypeError> {
+    reduce(s, entry, event, None, host)
+}
+
+fn reduce<R: Record + ?Sized>(s: &mut Snapshot, entry: &R, event: &R, held: Option<&Value>, host: &dyn Host) -> Result<(), TypeError> {
     let rebuilt = rebuilt_fields(s, host)?;
     let updated_at = match entry.get("ts") {
         ts if ts.truthy() => ts.clone(),
         _ => Value::String(JsStr::from(date::iso_string(host.now_ms()))),
     };
     let replaced: Vec<(Field, Value)> = rebuilt.into_iter().map(|(f, v)| (f, s.replace(f, v))).collect();
-    let mut r = Reduction { s, entry, event, host };
+    let mut r = Reduction { s, entry, event, held, host };
     if let Err(e) = r.dispatch() {
         for (f, v) in replaced {
             s.set(f, v);
@@ -209,6 +225,8 @@ struct Reduction<'a, R: Record + ?Sized> {
     s: &'a mut Snapshot,
     entry: &'a R,
     event: &'a R,
+    /// The event as V8 holds it, when it has members the model lacks.
+    held: Option<&'a Value>,
     host: &'a dyn Host,
 }
 
@@ -229,18 +247,9 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
             "variant_mount_failed" => self.variant_mount_failed(),
             "checkpoint" => self.checkpoint(),
             "accept" | "accept_intent" => self.accept(),
-            "manual_edit_apply" => {
-                self.request_with_page("manual_edit_apply_requested");
-                Ok(())
-            }
-            "steer" => {
-                self.request_with_page("steer_requested");
-                Ok(())
-            }
-            "carbonize_cleanup" => {
-                self.carbonize_cleanup();
-                Ok(())
-            }
+            "manual_edit_apply" => self.request_with_page("manual_edit_apply_requested"),
+            "steer" => self.request_with_page("steer_requested"),
+            "carbonize_cleanup" => self.carbonize_cleanup(),
             "steer_done" => {
                 self.steer_done();
                 Ok(())
@@ -270,10 +279,11 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
     fn generate(&mut self) -> Result<(), TypeError> {
         let shot = self.ev("screenshotPath").clone();
         let add_artifact = shot.truthy() && !has_screenshot(self.field(Field::AnnotationArtifacts), &shot)?;
+        let pending = self.held_pending_event()?;
         self.set(Field::Phase, Value::str("generate_requested"));
         self.take_or_keep(Field::PageUrl, "pageUrl");
         self.take_or_keep(Field::ExpectedVariants, "count");
-        self.make_pending();
+        self.make_pending(pending);
         self.set(Field::VariantPlan, Value::Null);
         // A new cycle publishes new modules: what the browser said about the
         // previous batch no longer describes anything on screen.
@@ -407,6 +417,9 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
             return Ok(());
         };
         let at = self.event_time_or_now()?;
+        // The failure needs an agent reply, so it must survive a helper restart
+        // like a generate does, but never clobbers a generate still pending.
+        let pending = if self.field(Field::PendingEvent).truthy() { None } else { Some(self.held_pending_event()?) };
         let string_or_null = |v: &Value| if matches!(v, Value::String(_)) { v.clone() } else { Value::Null };
         let failure = obj(&[
             ("variant", Value::Number(variant)),
@@ -420,10 +433,8 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
             items.drain(..excess);
         }
         self.update_render_state();
-        // The failure needs an agent reply, so it must survive a helper restart
-        // like a generate does, but never clobbers a generate still pending.
-        if !self.field(Field::PendingEvent).truthy() {
-            self.set_pending_event();
+        if let Some(pending) = pending {
+            self.set_pending_event(pending);
         }
         Ok(())
     }
@@ -473,19 +484,21 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         let at = self.event_time_or_now()?;
         let visible = self.number(&self.ev("variantId").or_nullish(self.field(Field::VisibleVariant).clone()))?;
         let params = self.param_values_copy()?;
+        let pending = self.held_pending_event()?;
         self.cancel("accept_requested", "accept", at);
         self.set(Field::VisibleVariant, Value::Number(visible));
         if let Some(params) = params {
             self.set(Field::ParamValues, params);
         }
-        self.make_pending();
+        self.make_pending(pending);
         Ok(())
     }
 
     fn discard(&mut self) -> Result<(), TypeError> {
         let at = self.event_time_or_now()?;
+        let pending = self.held_pending_event()?;
         self.cancel("discard_requested", "discard", at);
-        self.make_pending();
+        self.make_pending(pending);
         Ok(())
     }
 
@@ -496,16 +509,20 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.set(Field::CancelReason, Value::str(reason));
     }
 
-    fn request_with_page(&mut self, phase: &str) {
+    fn request_with_page(&mut self, phase: &str) -> Result<(), TypeError> {
+        let pending = self.held_pending_event()?;
         self.set(Field::Phase, Value::str(phase));
         self.take_or_keep(Field::PageUrl, "pageUrl");
-        self.make_pending();
+        self.make_pending(pending);
+        Ok(())
     }
 
-    fn carbonize_cleanup(&mut self) {
+    fn carbonize_cleanup(&mut self) -> Result<(), TypeError> {
+        let pending = self.held_pending_event()?;
         self.set(Field::Phase, Value::str("carbonize_cleanup_requested"));
         self.take_or_keep(Field::SourceFile, "file");
-        self.make_pending();
+        self.make_pending(pending);
+        Ok(())
     }
 
     fn finish_with_files(&mut self, phase: &str) {
@@ -610,6 +627,13 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.host.ask(HostOp::SpreadHeld, &[pv]).map(Some)
     }
 
+    /// `toPendingEvent(event)` run by V8 on the event it holds whole (see
+    /// [`apply_appended`]), asked before anything changes; `None` when the
+    /// model has all of the event.
+    fn held_pending_event(&self) -> Result<Option<Value>, TypeError> {
+        self.held.map(|event| self.host.ask(HostOp::PendingEvent, &[event])).transpose()
+    }
+
     // -- changing
 
     fn set(&mut self, f: Field, v: Value) {
@@ -661,24 +685,27 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
     }
 
     /// `next.pendingEventSeq = entry.seq ?? next.pendingEventSeq;
-    /// next.pendingEvent = toPendingEvent(event)`
-    fn make_pending(&mut self) {
+    /// next.pendingEvent = toPendingEvent(event)`, `held` being
+    /// [`Reduction::held_pending_event`]'s answer.
+    fn make_pending(&mut self, held: Option<Value>) {
         let seq = self.entry.get("seq");
         if !seq.is_nullish() {
             let seq = seq.clone();
             self.set(Field::PendingEventSeq, seq);
         }
-        self.set_pending_event();
+        self.set_pending_event(held);
     }
 
     /// `next.pendingEvent = toPendingEvent(event)`: `{ ...event }` without
     /// the delivery token, which must never be replayed to another reader.
-    /// Built when first read if the event came from a replayed line (most
-    /// pending events are replaced before anyone reads them).
-    fn set_pending_event(&mut self) {
-        match self.event.object_text() {
-            Some(text) => self.s.set_slot(Field::PendingEvent, Slot::object_text(text, true)),
-            None => {
+    /// V8's copy when V8 holds the event (`held`); else built here, when
+    /// first read if the event came from a replayed line (most pending
+    /// events are replaced before anyone reads them).
+    fn set_pending_event(&mut self, held: Option<Value>) {
+        match (held, self.event.object_text()) {
+            (Some(copy), _) => self.set(Field::PendingEvent, copy),
+            (None, Some(text)) => self.s.set_slot(Field::PendingEvent, Slot::object_text(text, true)),
+            (None, None) => {
                 let mut copy = self.event.spread();
                 copy.remove("token");
                 self.set(Field::PendingEvent, Value::Object(copy));

@@ -19,7 +19,7 @@ use std::time::Duration;
 use crate::sys::{Context, FsError};
 use crate::js::{json, JsStr, Object, Value};
 use crate::session::journal::{self, Locking, Replay};
-use crate::session::reducer::{apply_event, entry_seq, Host};
+use crate::session::reducer::{apply_appended, entry_seq, Host};
 use crate::session::snapshot::Snapshot;
 use crate::session::snapshot_file::{self, Cached};
 use crate::sys::{self, LockedFile};
@@ -213,6 +213,10 @@ pub struct NewEvent {
     /// `JSON.stringify({ seq: 0, id, type, ts, event })`: the journal line,
     /// once the real `seq` replaces the 0.
     pub entry: String,
+    /// `{ ...event, id }` as V8 holds it (a `Value::Host`), when it has
+    /// members `value` has no place for: own symbol-keyed ones, which the
+    /// pending event copies (see [`apply_appended`]).
+    pub held: Option<Value>,
 }
 
 /// A snapshot as handed out: the snapshot and its version.
@@ -443,9 +447,11 @@ impl Store {
             sync_journal(&file, &primary, created)?;
         }
 
-        let entry = entry_value(seq, id, event.take().ok_or_else(state_missing)?);
+        let mut written = event.take().ok_or_else(state_missing)?;
+        let held = written.held.take();
+        let entry = entry_value(seq, id, written);
         let after = FileKey::from_info(primary.clone(), &sys::FileInfo::of(&file).at("fstat", &primary)?);
-        self.apply_own_append(id, &entry, after.clone(), host)?;
+        self.apply_own_append(id, &entry, held.as_ref(), after.clone(), host)?;
         if after.size != before.size + line.len() as i64 {
             // A writer that takes no lock (the old module) appended between
             // our stat and our write. The state just built lacks its line but
@@ -471,11 +477,11 @@ impl Store {
     fn ask_before_writing(&self, id: &str, seq: f64, event: &NewEvent, host: &dyn Host) -> Result<(), StoreError> {
         let derived = self.sessions.get(id).and_then(|s| s.derived.as_ref()).ok_or_else(state_missing)?;
         let Cached::Model(model) = &derived.snapshot else { return Err(state_missing()) };
-        if !derived.holds_host && !event.value.holds_host() {
+        if !derived.holds_host && !event.value.holds_host() && event.held.is_none() {
             return Ok(());
         }
-        let trial = NewEvent { value: event.value.clone(), ts: event.ts.clone(), entry: String::new() };
-        let _ = apply_event(&mut Snapshot::clone(model), &entry_value(seq, id, trial), host);
+        let trial = NewEvent { value: event.value.clone(), ts: event.ts.clone(), entry: String::new(), held: None };
+        let _ = apply_appended(&mut Snapshot::clone(model), &entry_value(seq, id, trial), event.held.as_ref(), host);
         if host.unanswered() {
             return Err(StoreError::Unanswered);
         }
@@ -548,14 +554,14 @@ impl Store {
         Ok(Some(to))
     }
 
-    fn apply_own_append(&mut self, id: &str, entry: &Value, after: FileKey, host: &dyn Host) -> Result<(), StoreError> {
+    fn apply_own_append(&mut self, id: &str, entry: &Value, held: Option<&Value>, after: FileKey, host: &dyn Host) -> Result<(), StoreError> {
         let session = self.sessions.get_mut(id).ok_or_else(state_missing)?;
         let mut derived = session.derived.take().ok_or_else(state_missing)?;
         let Cached::Model(model) = &mut derived.snapshot else {
             return Err(state_missing());
         };
         model.clear_changes();
-        let applied = apply_event(model, entry, host);
+        let applied = apply_appended(model, entry, held, host);
         if host.unanswered() {
             // The line is in the journal; the state built on placeholders
             // is dropped, and the caller derives it from the journal.
@@ -573,7 +579,7 @@ impl Store {
         derived.next_seq = seq + 1.0;
         derived.key = after.clone();
         derived.clean_tail = true;
-        derived.holds_host = derived.holds_host || entry.holds_host();
+        derived.holds_host = derived.holds_host || entry.holds_host() || held.is_some();
         session.set(derived);
         session.delta = changes.map(|fields| Delta { from, to: session.version, changed: Changed::Fields(fields) });
         Ok(())
@@ -940,7 +946,7 @@ mod tests {
             ("ts", ts.clone()),
             ("event", value.clone()),
         ]);
-        NewEvent { value, ts, entry: json::stringify(&Value::Object(entry)).unwrap() }
+        NewEvent { value, ts, entry: json::stringify(&Value::Object(entry)).unwrap(), held: None }
     }
 
     /// The snapshot as the value model, whichever form the store holds.

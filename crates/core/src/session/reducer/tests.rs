@@ -183,6 +183,47 @@ fn agent_phase_with_a_symbol_key_has_v8_set_the_timing() {
     assert_eq!(member(&s, "generationPhase"), r#""render""#);
 }
 
+/// An event V8 holds whole (it has symbol-keyed members): its pending event
+/// is V8's `toPendingEvent`, asked only by the cases that set one, and
+/// carried along by later events as it is.
+#[test]
+fn a_held_event_has_v8_make_its_pending_event() {
+    let host = ScriptedHost { answers: RefCell::new(vec![Value::Host(1)]), asked: RefCell::new(Vec::new()) };
+    let mut s = base();
+    let held = Value::Host(0);
+    let checkpoint = parse(r#"{"seq":1,"event":{"type":"checkpoint","revision":1}}"#);
+    apply_appended(&mut s, &checkpoint, Some(&held), &host).unwrap();
+    assert!(host.asked.borrow().is_empty());
+    let generate = parse(r#"{"seq":2,"event":{"type":"generate","count":2,"token":"t"}}"#);
+    apply_appended(&mut s, &generate, Some(&held), &host).unwrap();
+    assert_eq!(*host.asked.borrow(), [HostOp::PendingEvent]);
+    assert!(s.get(Field::PendingEvent).strict_equals(&Value::Host(1)));
+    assert_eq!(member(&s, "pendingEventSeq"), "2");
+    apply_event(&mut s, &parse(r#"{"event":{"type":"agent_phase","phase":"plan"}}"#), &host).unwrap();
+    assert_eq!(host.asked.borrow().len(), 1);
+    assert!(s.get(Field::PendingEvent).strict_equals(&Value::Host(1)));
+}
+
+/// Every case that sets a pending event asks V8 for it before it changes
+/// anything: refused, it leaves the snapshot as it was.
+#[test]
+fn a_refused_pending_event_leaves_the_snapshot_alone() {
+    let host = TestHost(1_893_456_000_000.0);
+    let mut refused = 0;
+    for ty in EVENT_TYPES {
+        for start in starting_points() {
+            let entry = parse(&format!(r#"{{"seq":1,"ts":"2030-01-01T00:00:00.000Z","event":{{"type":"{ty}","variant":1,"revision":9}}}}"#));
+            let mut s = start.clone();
+            let before = format!("{s:?}");
+            if apply_appended(&mut s, &entry, Some(&Value::Host(0)), &host).is_err() {
+                refused += 1;
+                assert_eq!(format!("{s:?}"), before, "{ty} changed the snapshot before it was refused");
+            }
+        }
+    }
+    assert!(refused >= 4 * 7, "only {refused} cases asked for a pending event");
+}
+
 #[test]
 fn steer_done_adds_message_key_even_when_undefined() {
     let s = run(&[r#"{"type":"steer_done"}"#]);
