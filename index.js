@@ -158,36 +158,45 @@ function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}
 }
 
 /**
- * The entry's JSON text, and whether the text says less than the event:
- * it holds a value JSON drops or changes, or one that is not plain data
- * (see `plainData`), which the old module holds by reference and coerces
- * with V8's operators. Such an event is read value by value. The replacer
- * costs V8 stack per level: where a deep event exhausts it but
- * `JSON.stringify` alone (the old module's call) does not, that text is used
- * and the event is read value by value, which takes any depth. (Getters and
- * `toJSON` then run twice, only for such an event.) The flag is local to
- * the call: a getter may append another event midway.
+ * The entry's JSON text (the old module's own `JSON.stringify(entry)`), and
+ * whether the text says less than the event: it holds a value JSON drops or
+ * changes, or one that is not plain data (see `plainData`), which the old
+ * module holds by reference and coerces with V8's operators. Such an event
+ * is read value by value. The check runs first and runs none of the
+ * caller's code, so a getter or `toJSON` runs only in `JSON.stringify`, as
+ * often and with the same stack as in the old module, and what it does
+ * there (append, throw) is what it does there.
  */
 /** @returns {[string, boolean]} */
 function renderEntry(entry) {
-  const { event } = entry;
-  let exotic = false;
-  /** @this {any} */
-  const note = function (key, value) {
-    // `this[key]` is a data property: its holder is the entry, the event
-    // (this module's literal and spread) or an object `plainData` passed.
-    // It differs from `value` where `toJSON` replaced the value.
-    if (!exotic) {
-      exotic = this[key] !== value || (typeof value === 'object' && value !== null ? value !== entry && value !== event && !plainData(value) : jsonLoses(value));
+  const exotic = saysLess(entry.event);
+  return [JSON.stringify(entry), exotic];
+}
+
+/**
+ * Whether the event's JSON text would say less than the event: some value
+ * in it is no plain data, or one JSON drops or changes, or `toJSON` was
+ * given to every object. Reads data properties only, with a stack of its
+ * own: any depth, none of the caller's code.
+ * @param {object} event
+ */
+function saysLess(event) {
+  if ('toJSON' in Array.prototype) return true;
+  const todo = [event];
+  // A cycle is walked once; `JSON.stringify` then refuses it.
+  const seen = new Set();
+  while (todo.length) {
+    const v = todo.pop();
+    if (typeof v !== 'object' || v === null) {
+      if (typeof v === 'bigint' || jsonLoses(v)) return true;
+      continue;
     }
-    return value;
-  };
-  try {
-    return [JSON.stringify(entry, note), exotic];
-  } catch (err) {
-    if (!(err instanceof RangeError)) throw err;
-    return [JSON.stringify(entry), true];
+    if (seen.has(v)) continue;
+    seen.add(v);
+    if (!plainData(v)) return true;
+    for (const key of Object.keys(v)) todo.push(/** @type {PropertyDescriptor} */ (Reflect.getOwnPropertyDescriptor(v, key)).value);
   }
+  return false;
 }
 
 /** Whether JSON text drops or changes a value that is not an object. */
@@ -205,10 +214,9 @@ function jsonLoses(value) {
  * say is all V8 would ever make of it. Not a Proxy; an ordinary object or
  * array; every own property an enumerable data property, none of them a
  * conversion (`toJSON`, `valueOf`, `toString`, `Symbol.toPrimitive`); no
- * array holes or extra properties; and no object among its values that
- * converts itself to JSON (`toJSON` runs before a replacer sees the value).
- * It runs none of the caller's code. Anything else is held by reference
- * and asked of V8 (see `HOST_OPS`).
+ * array holes or extra properties. Its values are not looked at (`saysLess`
+ * walks them). It runs none of the caller's code. Anything else is held by
+ * reference and asked of V8 (see `HOST_OPS`).
  */
 function plainData(v) {
   if (isProxy(v)) return false;

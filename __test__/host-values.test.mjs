@@ -418,3 +418,20 @@ test('events held for their symbol-keyed members are released once applied (chil
   assert.ok(r.signal === null && r.status === 0, `child ended by ${r.signal ?? `exit ${r.status}`}\n${r.stderr}`);
   assert.deepEqual(JSON.parse(r.stdout), { released: [true, true], same: true, member: { i: 299 } });
 });
+
+test('a RangeError thrown by a getter while the entry renders is the append\'s: the getter runs once', () => {
+  const got = both((create, cwd) => {
+    const store = create({ cwd, sessionId: 's' });
+    store.appendEvent({ type: 'generate' });
+    const file = path.join(store.rootDir, 's.snapshot.json');
+    const deep = '['.repeat(200_000) + ']'.repeat(200_000);
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/\}\s*$/, `,"deep":${deep}}`));
+    const reader = create({ cwd, sessionId: 's' });
+    let calls = 0;
+    // The getter's append reads the file, journals its line, and cannot write the snapshot file.
+    const message = { get k() { calls++; reader.appendEvent({ type: 'steer' }); return 1; } };
+    const r = attempt(() => reader.appendEvent({ type: 'agent_error', message }));
+    return { threw: r.threw && r.threw.constructor.name, calls, types: journalLines(reader, 's').map((e) => e.type) };
+  });
+  assert.deepEqual(got, { threw: 'RangeError', calls: 1, types: ['generate', 'steer'] });
+});
