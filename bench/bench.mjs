@@ -438,7 +438,12 @@ function probeFloor(kind, input) {
     throw new Error(`probeFloor: unknown kind ${kind}`);
   }
   log(`floor ${kind}: cargo run --release -p quiver-live-core --example floor (builds it on first use) ...`);
-  const r = spawnSync('cargo', ['run', '--quiet', '--release', '-p', 'quiver-live-core', '--example', 'floor', '--', kind, arg], {
+  // Built first, and the disk settled before the run: the build's own
+  // writes, written back during the probe, would inflate the disk floors.
+  const example = ['--quiet', '--release', '-p', 'quiver-live-core', '--example', 'floor'];
+  spawnSync('cargo', ['build', ...example], { cwd: PACKAGE_DIR, stdio: 'ignore' });
+  settleDisk();
+  const r = spawnSync('cargo', ['run', ...example, '--', kind, arg], {
     cwd: PACKAGE_DIR, encoding: 'utf8', maxBuffer: 1 << 24,
   });
   removeDir(scratch);
