@@ -47,6 +47,30 @@ function snapshotFile(store, id) {
   return JSON.parse(fs.readFileSync(path.join(store.rootDir, id + '.snapshot.json'), 'utf8'));
 }
 
+/**
+ * Runs `setup` in a child process with `--expose-gc` (`store`: a package
+ * store of session `s` in a fresh project), collects garbage three times,
+ * and returns what `report(store.getSnapshot('s'))` gives, as JSON.
+ */
+function afterCollection(setup, report) {
+  const script = `
+    const { createLiveSessionStore } = require(process.argv[1]);
+    const store = createLiveSessionStore({ cwd: process.argv[2], sessionId: 's' });
+    ${setup}
+    (async () => {
+      for (let i = 0; i < 3; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        globalThis.gc();
+      }
+      process.stdout.write(JSON.stringify((${report})(store.getSnapshot('s'))));
+    })();
+  `;
+  const indexPath = fileURLToPath(new URL('../index.js', import.meta.url));
+  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script, indexPath, tempProject()], { encoding: 'utf8' });
+  assert.ok(r.signal === null && r.status === 0, `child ended by ${r.signal ?? `exit ${r.status}`}\n${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
 test('Number() of a variant calls its valueOf, as V8 does', () => {
   const got = both((create, cwd) => {
     const store = create({ cwd, sessionId: 's' });
@@ -298,32 +322,19 @@ test('a Symbol agent phase keys a timing that only the appending store holds, an
 // snapshot names are released, and their handles reused for other held
 // values without disturbing the one the snapshot names.
 test('copies V8 holds are released once no snapshot names them (child process, --expose-gc)', () => {
-  const script = `
-    const { createLiveSessionStore } = require(process.argv[1]);
-    const store = createLiveSessionStore({ cwd: process.argv[2], sessionId: 's' });
+  const out = afterCollection(`
     const phase = Symbol('p');
     const early = new WeakRef(store.appendEvent({ type: 'agent_phase', phase, at: 1 }).generationTimings);
     let last;
     for (let i = 0; i < 300; i++) last = store.appendEvent({ type: 'checkpoint', revision: i, owner: () => i });
-    (async () => {
-      for (let i = 0; i < 3; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 1));
-        globalThis.gc();
-      }
-      const again = store.getSnapshot('s');
-      process.stdout.write(JSON.stringify({
-        released: early.deref() === undefined,
-        same: again.generationTimings === last.generationTimings,
-        owner: again.activeOwner(),
-        timing: again.generationTimings[phase],
-        next: store.appendEvent({ type: 'agent_phase', phase: 'q', at: 2 }).generationTimings[phase],
-      }));
-    })();
-  `;
-  const indexPath = fileURLToPath(new URL('../index.js', import.meta.url));
-  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script, indexPath, tempProject()], { encoding: 'utf8' });
-  assert.ok(r.signal === null && r.status === 0, `child ended by ${r.signal ?? `exit ${r.status}`}\n${r.stderr}`);
-  assert.deepEqual(JSON.parse(r.stdout), { released: true, same: true, owner: 299, timing: { at: 1, durationMs: null }, next: { at: 1, durationMs: null } });
+  `, `(again) => ({
+    released: early.deref() === undefined,
+    same: again.generationTimings === last.generationTimings,
+    owner: again.activeOwner(),
+    timing: again.generationTimings[phase],
+    next: store.appendEvent({ type: 'agent_phase', phase: 'q', at: 2 }).generationTimings[phase],
+  })`);
+  assert.deepEqual(out, { released: true, same: true, owner: 299, timing: { at: 1, durationMs: null }, next: { at: 1, durationMs: null } });
 });
 
 test('paramValues with a Symbol key: the spread copies the member, JSON drops it', () => {
@@ -392,31 +403,18 @@ test("an event's own Symbol-keyed members reach pendingEvent, its token does not
 // An event with symbol keys is held whole while it is applied, and its
 // pending event for as long as a snapshot names it: both are released after.
 test('events held for their symbol-keyed members are released once applied (child process, --expose-gc)', () => {
-  const script = `
-    const { createLiveSessionStore } = require(process.argv[1]);
-    const store = createLiveSessionStore({ cwd: process.argv[2], sessionId: 's' });
+  const out = afterCollection(`
     const k = Symbol('k');
     const pending = new WeakRef(store.appendEvent({ type: 'generate', [k]: {} }).pendingEvent[k]);
     const applied = new WeakRef(store.appendEvent({ type: 'checkpoint', revision: 0, [k]: {} }));
     let last;
     for (let i = 1; i < 300; i++) last = store.appendEvent({ type: i % 2 ? 'steer' : 'checkpoint', revision: i, [k]: { i } });
-    (async () => {
-      for (let i = 0; i < 3; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 1));
-        globalThis.gc();
-      }
-      const again = store.getSnapshot('s');
-      process.stdout.write(JSON.stringify({
-        released: [pending.deref() === undefined, applied.deref() === undefined],
-        same: again.pendingEvent === last.pendingEvent,
-        member: again.pendingEvent[k],
-      }));
-    })();
-  `;
-  const indexPath = fileURLToPath(new URL('../index.js', import.meta.url));
-  const r = spawnSync(process.execPath, ['--expose-gc', '-e', script, indexPath, tempProject()], { encoding: 'utf8' });
-  assert.ok(r.signal === null && r.status === 0, `child ended by ${r.signal ?? `exit ${r.status}`}\n${r.stderr}`);
-  assert.deepEqual(JSON.parse(r.stdout), { released: [true, true], same: true, member: { i: 299 } });
+  `, `(again) => ({
+    released: [pending.deref() === undefined, applied.deref() === undefined],
+    same: again.pendingEvent === last.pendingEvent,
+    member: again.pendingEvent[k],
+  })`);
+  assert.deepEqual(out, { released: [true, true], same: true, member: { i: 299 } });
 });
 
 test('a RangeError thrown by a getter while the entry renders is the append\'s: the getter runs once', () => {
