@@ -251,6 +251,8 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
     },
   };
   const ctx = { store: () => store && reentry };
+  // Where getters may append, each op notes the journals' sizes to read the lines it added.
+  const watchJournals = hasReentrantGetter(seq);
   const args = (op, index) => op.args.map((a, i) => {
     const value = decodeValue(a, ctx);
     if (passed) notePassed(value, `op${index}.args[${i}]`, passed);
@@ -276,7 +278,7 @@ export function runSequence(create, seqOrOps, workDir, options = {}) {
       inner = [];
       const planned = serializedOp(op, index) ? options.serialize.plan.get(index) : null;
       early = planned ? appendEarly(store, planned) : null;
-      const journals = hasReentrantGetter({ ops: [op] }) ? journalSizes(project) : null;
+      const journals = watchJournals ? journalSizes(project) : null;
       try {
         const r = applyOp(op, index);
         if (r !== NO_RESULT) {

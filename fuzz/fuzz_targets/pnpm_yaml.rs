@@ -78,11 +78,7 @@ fn strip_comment(line: &str) -> &str {
         let escaped = prev == Some('\\');
         prev = Some(ch);
         if (ch == '"' || ch == '\'') && !escaped {
-            quote = match quote {
-                Some(q) if q == ch => None,
-                Some(q) => Some(q),
-                None => Some(ch),
-            };
+            quote = toggle_quote(quote, ch);
             continue;
         }
         if ch == '#' && quote.is_none() {
@@ -90,6 +86,16 @@ fn strip_comment(line: &str) -> &str {
         }
     }
     line
+}
+
+/// The quote a line is inside after the quote character `ch`: it opens
+/// one, closes the one it matches, or is text inside the other kind.
+fn toggle_quote(quote: Option<char>, ch: char) -> Option<char> {
+    match quote {
+        Some(q) if q == ch => None,
+        Some(q) => Some(q),
+        None => Some(ch),
+    }
 }
 
 fn flow_list(body: &str) -> Vec<String> {
@@ -101,11 +107,7 @@ fn flow_list(body: &str) -> Vec<String> {
         let escaped = prev == Some('\\');
         prev = Some(ch);
         if (ch == '"' || ch == '\'') && !escaped {
-            quote = match quote {
-                Some(q) if q == ch => None,
-                Some(q) => Some(q),
-                None => Some(ch),
-            };
+            quote = toggle_quote(quote, ch);
             current.push(ch);
             continue;
         }
