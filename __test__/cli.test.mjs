@@ -234,11 +234,15 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
     const pid = deadPid();
     writeLock(project, 'dead.lock', { owner: 'gone', token: 't1', pid, at: Date.now(), file: path.join(project, 'a.css') });
     writeLock(project, 'live.lock', { owner: 'here', token: 't2', pid: process.pid, at: Date.now(), file: path.join(project, 'b.css') });
-    // A staging file whose writer is gone, named as the store names them; and
-    // one that only looks like one (no random part), which is not the store's.
-    const staged = `.0123456789abcdef.echo.snapshot.json.${pid}.tmp`;
+    // A staged file its writer left two minutes ago, named as the store
+    // names them; a fresh one (possibly in flight); and one that only looks
+    // like one (no random part), which is not the store's.
+    const staged = '.echo.0123456789ab';
     fs.writeFileSync(path.join(dir, staged), '{');
-    fs.writeFileSync(path.join(dir, `echo.snapshot.json.${pid}.tmp`), '{');
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    fs.utimesSync(path.join(dir, staged), twoMinutesAgo, twoMinutesAgo);
+    fs.writeFileSync(path.join(dir, '.echo.ba9876543210'), '{');
+    fs.writeFileSync(path.join(dir, '.echo.snapshot.json.tmp'), '{');
 
     const r = await run(['doctor', '--json', '--cwd', project]);
     assert.equal(r.code, 1, r.stdout);
@@ -260,7 +264,8 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
     const torn = report.checks.tornTails[0];
     assert.match(torn.fix, new RegExp(`truncate -s ${torn.bytes - torn.fragmentBytes} `));
     assert.match(alpha.fix, /`npx quiver-live-native replay alpha --verify --cwd /);
-    assert.match(report.checks.stagingFiles[0].fix, /: rm \S+\.tmp \(a store opened on this project removes it too\)$/);
+    assert.match(report.checks.stagingFiles[0].fix, /: rm \S+\/\.echo\.0123456789ab \(the next flush\(\) of any session removes it too\)$/);
+    assert.ok(report.notes.some((n) => n.file.endsWith('.echo.ba9876543210') && /touched within the last minute/.test(n.message)), JSON.stringify(report.notes));
 
     const text = await run(['doctor', '--cwd', project]);
     assert.equal(text.code, 1);

@@ -113,16 +113,18 @@ export function seqStats(entries) {
 }
 
 /**
- * Spawns `node [nodeArgs] workers/<script>` with a JSON config as argv[2]. stdout is
+ * Spawns `node [nodeArgs] workers/<script>` with a JSON config as argv[2]
+ * (behind `prefix`, a command that runs the rest, when given). stdout is
  * collected line by line (`onLine` sees each), stderr kept for failures.
  * `done` resolves with { code, signal, lines, stderr, timedOut } once the
  * process has exited and been reaped. A worker still running after
  * `timeoutMs` is SIGKILLed, so a hung worker fails its test instead of
  * hanging the suite.
  */
-export function startWorker(script, config, { onLine, ipc = false, uid, gid, timeoutMs = 60_000, nodeArgs = [] } = {}) {
+export function startWorker(script, config, { onLine, ipc = false, uid, gid, timeoutMs = 60_000, nodeArgs = [], prefix = [] } = {}) {
   const stdio = ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'];
-  const child = spawn(process.execPath, [...nodeArgs, path.join(WORKERS, script), JSON.stringify(config)], {
+  const argv = [...prefix, process.execPath, ...nodeArgs, path.join(WORKERS, script), JSON.stringify(config)];
+  const child = spawn(argv[0], argv.slice(1), {
     stdio,
     ...(uid !== undefined ? { uid } : {}),
     ...(gid !== undefined ? { gid } : {}),

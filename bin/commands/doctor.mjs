@@ -7,8 +7,6 @@ import { inspectLocks } from '../lib/locks.mjs';
 import { c, cell, hint, out, sanitize, shellWord, truncate, writeJson } from '../lib/output.mjs';
 import { binding, isDir, isSessionId, journalIds, journalPathOf, listDir, projectDirs, resolveCwd, statOrNull, withReadOnlyStore } from '../lib/project.mjs';
 
-/** A staging file younger than this whose writer is alive may be in flight. */
-const STAGING_STALE_MS = 60_000;
 /** How long to wait before looking again at what the first look found. */
 const RECHECK_MS = 150;
 
@@ -23,7 +21,8 @@ export default {
     __journalBytes not the journal's size, non-integer __nextSeq, another
     id), or a trusted one that differs from a fresh replay
   - legacy journals in <root>/.impeccable-live/sessions not yet copied forward
-  - leftover .*.snapshot.json.*.tmp staging files (writer gone or older than 60 s)
+  - staged snapshot files (.<id>.<12 hex>) their writers left behind (no
+    writer holds them, and none touched them for a minute)
   - journals whose name is not a valid session id (listActiveSessions throws)
 Every journal is replayed from scratch (nothing is written). A finding is
 looked at again after a short pause, so a write in progress is not reported.
@@ -81,28 +80,25 @@ function findLegacyJournals(dirs) {
 }
 
 /**
- * Staging files (`.<16 hex>.<id>.snapshot.json.<pid>.tmp`) as the store
- * names them and judges their writers: left over when the writer is gone
- * (a store opened on the project removes those) or it is older than a
- * write takes.
+ * Staged snapshot files (`.<id>.<12 hex>`) as the store judges them: left
+ * behind (abandoned), or in flight (a writer holds the file, or touched it
+ * within the store's threshold).
  */
-function findStagingFiles(dirs, now) {
+function findStagingFiles(dirs) {
   const leftovers = [];
   const inFlight = [];
-  for (const name of listDir(dirs.sessionsDir).filter((n) => n.includes(`${SNAPSHOT_SUFFIX}.`))) {
-    const writer = binding().stagedFileWriter(name);
-    const stat = writer && statOrNull(path.join(dirs.sessionsDir, name));
-    if (!stat) continue;
-    const entry = { file: path.join(dirs.sessionsDir, name), pid: writer.pid, writerAlive: writer.alive, ageMs: now - stat.mtimeMs };
-    if (!writer.alive || entry.ageMs > STAGING_STALE_MS) leftovers.push(entry);
-    else inFlight.push(entry);
+  for (const name of listDir(dirs.sessionsDir)) {
+    const file = path.join(dirs.sessionsDir, name);
+    const verdict = binding().stagedFileVerdict(file);
+    if (verdict === null) continue;
+    (verdict === 'abandoned' ? leftovers : inFlight).push({ file, verdict });
   }
   return { leftovers, inFlight };
 }
 
 function runChecks(dirs) {
   const now = Date.now();
-  const staging = findStagingFiles(dirs, now);
+  const staging = findStagingFiles(dirs);
   const locks = inspectLocks(dirs, now);
   const sessions = sessionFindings(verifySessions(dirs), dirs);
   return {
@@ -121,7 +117,7 @@ function runChecks(dirs) {
     notes: [
       ...orphanSnapshotNotes(dirs),
       ...sessions.notes,
-      ...staging.inFlight.map((s) => ({ file: s.file, message: `staging file of live writer pid ${s.pid} (in flight)` })),
+      ...staging.inFlight.map((s) => ({ file: s.file, message: `staged file being written (${s.verdict === 'in_use' ? 'its writer holds it' : 'touched within the last minute'})` })),
     ],
   };
 }
@@ -145,9 +141,8 @@ const CHECKS = [
       `with no writer running, deleting the file makes readers replay the journal: rm ${shellWord(s.file)}`],
   ['legacyJournals', 'legacy journals', (l) => `${l.file}: not yet copied to the sessions dir`,
     (l, dirs) => `nothing to do: readers read it where it is, and the session's next append copies it to ${dirs.sessionsDir}`],
-  ['stagingFiles', 'staging files', (s) => `${s.file}: leftover (${s.writerAlive ? `older than ${STAGING_STALE_MS / 1000} s` : 'writer gone'})`,
-    (s) => `a writer left it behind and nothing reads it: rm ${shellWord(s.file)}` +
-      (s.writerAlive ? '' : ' (a store opened on this project removes it too)')],
+  ['stagingFiles', 'staging files', (s) => `${s.file}: left behind by a writer (no writer holds it)`,
+    (s) => `nothing reads it and no writer holds it: rm ${shellWord(s.file)} (the next flush() of any session removes it too)`],
   ['invalidJournalNames', 'journal names', (j) => `${j.file}: not a valid session id (listActiveSessions throws on it)`,
     (j) => `move it out of ${path.dirname(j.file)}, or rename it to a valid id ([A-Za-z0-9_-]{1,128}.jsonl): listActiveSessions fails while it is there`],
 ];

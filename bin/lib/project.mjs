@@ -120,11 +120,6 @@ function withTempProject(fn) {
   }
 }
 
-/** Whether a writer that is gone left a staging file in `dir` (a store opened there removes it). */
-function hasLeftoverStaging(dir) {
-  return listDir(dir).some((name) => binding().stagedFileWriter(name)?.alive === false);
-}
-
 /** Copies the journals (and snapshot files) of `ids`, or of all sessions, from `from` to `to`. */
 function copySessions(from, to, ids) {
   fs.mkdirSync(to, { recursive: true });
@@ -137,16 +132,15 @@ function copySessions(from, to, ids) {
 
 /**
  * Calls `fn(store)` with a store reading the project's sessions without
- * writing to it. Opening a store creates its sessions dir and removes the
- * staging files of writers that are gone, so it is opened on the project
- * only when that dir exists and holds none; else the sessions (those of
+ * writing to it. Opening a store creates its sessions dir, so it is opened
+ * on the project only when that dir exists; else the sessions (those of
  * `ids`, or all) are read from copies in a scratch project. With no
  * sessions dir and no legacy one, `fn(null)`.
  */
 export function withReadOnlyStore(dirs, ids, fn) {
   const primary = isDir(dirs.sessionsDir);
   if (!primary && !isDir(dirs.legacyDir)) return fn(null);
-  if (primary && !hasLeftoverStaging(dirs.sessionsDir)) {
+  if (primary) {
     const store = native().createLiveSessionStore({ cwd: dirs.cwd });
     if (path.resolve(store.rootDir) !== path.resolve(dirs.sessionsDir)) {
       throw new CliError(EXIT.INTERNAL, `store root ${store.rootDir} is not ${dirs.sessionsDir}`);

@@ -72,10 +72,10 @@ fn append(dir: &Path) {
         let j = sys::open_regular_to_append(&journal).expect("open journal");
         let j = sys::lock_exclusive(j, &journal, Duration::from_secs(10)).expect("lock");
         std::hint::black_box(sys::FileInfo::of_path(&journal).expect("stat"));
-        (&*j).write_all(line.as_bytes()).expect("append");
+        j.write_all(line.as_bytes()).expect("append");
         std::hint::black_box(sys::FileInfo::of(&j).expect("fstat"));
         drop(j);
-        let mut staged = sys::StagedFile::create(&snap).expect("stage");
+        let staged = sys::StagedFile::create(snap.with_file_name(".floor.0123456789ab"), &snap).expect("stage");
         staged.write_all(&bytes).expect("write");
         staged.commit().expect("rename over");
     });

@@ -37,8 +37,6 @@ pub fn throw_store(js: Js, e: &StoreError) -> Pending {
         StoreError::Message(m) => throw(js, ErrorKind::Error, m),
         StoreError::Type(m) => throw(js, ErrorKind::Type, m),
         StoreError::Fs(fs) => throw_fs(js, fs),
-        // Already pending: nothing to add.
-        StoreError::Thrown => Pending,
         // NativeStore::answered throws the value itself, which it holds.
         StoreError::HostThrew(_) => throw(js, ErrorKind::Error, "quiver-live-native: a value the store held was thrown"),
         // NativeStore::answered asks and runs the operation again; this is

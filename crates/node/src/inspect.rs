@@ -3,7 +3,6 @@
 //! The CLI asks these rather than re-deriving them, so it never judges a
 //! file differently from the store on any OS.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -14,6 +13,7 @@ use quiver_live_core::session::answers::Answers;
 use quiver_live_core::session::journal::{self, Locking, Replay};
 use quiver_live_core::session::reducer::Host;
 use quiver_live_core::session::snapshot_file::{self, Distrust};
+use quiver_live_core::project::layout;
 use quiver_live_core::sys::{self, Context, FsError};
 
 use crate::env::{ErrorKind, Js, JsResult};
@@ -38,12 +38,16 @@ pub fn lock_verdict(path: &str) -> (&'static str, bool) {
     (name, verdict.is_stale())
 }
 
-/// The writer of a snapshot staging file named `name`, and whether it is
-/// alive (a store opened on the directory removes the files of dead
-/// writers); `None` when `name` is not a staging file's.
-pub fn staged_writer(name: &str) -> Option<(u32, bool)> {
-    let pid = sys::staged_pid(name)?;
-    Some((pid, sys::pid_is_alive(f64::from(pid))))
+/// What a sweep makes of the staged snapshot file at `path`; `None` when
+/// its name is not a staged file's, or nothing is there.
+pub fn staged_verdict(path: &Path) -> Option<crate::StagedFileVerdict> {
+    path.file_name()?.to_str().and_then(layout::staged_session)?;
+    match sys::StagedFile::judge(path, layout::STAGED_MIN_AGE) {
+        sys::StagedVerdict::InUse => Some(crate::StagedFileVerdict::InUse),
+        sys::StagedVerdict::Fresh => Some(crate::StagedFileVerdict::Fresh),
+        sys::StagedVerdict::Abandoned => Some(crate::StagedFileVerdict::Abandoned),
+        sys::StagedVerdict::Absent => None,
+    }
 }
 
 /// Each rule of the trust rule a snapshot file holding `bytes` breaks, as
@@ -90,8 +94,8 @@ pub fn journal_facts(js: Js, path: &str, id: &str) -> JsResult<JournalFacts> {
     if replay.offset == 0 {
         return Ok(facts);
     }
-    let file = File::open(path).map_err(|e| errors::throw_fs(js, &FsError::new(e, "open", path)))?;
-    let mut reader = BufReader::new(file.take(replay.offset));
+    let file = sys::open_regular(path, sys::Links::Follow).map_err(|e| errors::throw_fs(js, &FsError::new(e, "open", path)))?;
+    let mut reader = BufReader::new(file.reader_from(0).take(replay.offset));
     let mut buf = Vec::new();
     loop {
         buf.clear();

@@ -7,6 +7,8 @@ mod convert;
 mod engine;
 mod env;
 mod errors;
+#[cfg(feature = "faults")]
+mod faults;
 mod host;
 mod inspect;
 mod lock;
@@ -18,11 +20,13 @@ use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use quiver_live_core::project;
 use quiver_live_core::session::schema::{ADDED_FIELDS, COMPLETED_PHASES, EVENT_TYPES, FIELDS, GENERATION_FENCED_PHASES, MOUNT_FAILURE_HISTORY};
-use quiver_live_core::session::store::safe_session_id;
+use quiver_live_core::project::layout::{self, Layout};
 
 use env::{ErrorKind, Js, JsResult};
 
 pub use boundary::boundary;
+#[cfg(feature = "faults")]
+pub use faults::{fault_arm, fault_disarm};
 pub use lock::{lock_path, try_lock, unlock};
 pub use store::{store_append, store_append_json, store_drop_unrendered, store_flush, store_has, store_open, store_persist, store_read, store_read_active, store_snapshot};
 
@@ -44,7 +48,44 @@ fn project_root(js: Js, abs_cwd: &str, home: &str) -> JsResult<PathBuf> {
 /// Whether `id` may name a session (`[A-Za-z0-9_-]{1,128}`).
 #[napi(catch_unwind)]
 pub fn is_session_id(id: String) -> bool {
-    safe_session_id(&id).is_ok()
+    layout::is_session_id(&id)
+}
+
+/// Where the live server's files are under a project root, and how they are
+/// named (the core's `project::layout`): everything the CLI needs to find
+/// them without spelling a name itself.
+#[napi(object)]
+pub struct ProjectLayout {
+    pub sessions_dir: String,
+    pub legacy_sessions_dir: String,
+    pub locks_dir: String,
+    pub journal_suffix: String,
+    pub snapshot_suffix: String,
+    pub lock_suffix: String,
+    /// The source of a regular expression matching the name of a staged
+    /// snapshot file (`.<id>.<12 hex>`), capturing its session id.
+    pub staged_name_pattern: String,
+    /// How long an unlocked staged file must have been left untouched
+    /// before a sweep removes it.
+    pub staged_min_age_ms: f64,
+}
+
+/// The layout of the project rooted at `root` (a resolved project root, see
+/// `projectRootOf`).
+#[napi(catch_unwind)]
+pub fn layout(root: String) -> ProjectLayout {
+    let l = Layout::of(Path::new(&root));
+    let text = |p: PathBuf| p.to_string_lossy().into_owned();
+    ProjectLayout {
+        sessions_dir: text(l.sessions_dir),
+        legacy_sessions_dir: text(l.legacy_sessions_dir),
+        locks_dir: text(l.locks_dir),
+        journal_suffix: layout::JOURNAL_SUFFIX.into(),
+        snapshot_suffix: layout::SNAPSHOT_SUFFIX.into(),
+        lock_suffix: layout::LOCK_SUFFIX.into(),
+        staged_name_pattern: layout::staged_name_pattern(),
+        staged_min_age_ms: layout::STAGED_MIN_AGE.as_secs_f64() * 1000.0,
+    }
 }
 
 /// One row of the snapshot schema.
@@ -171,17 +212,22 @@ pub fn inspect_journal(env: Env, path: String, id: String) -> Result<JournalRepo
     })
 }
 
-/// The process that wrote a snapshot staging file.
-#[napi(object)]
-pub struct StagedWriter {
-    pub pid: u32,
-    pub alive: bool,
+/// What a sweep makes of a staged snapshot file (see `StagedFile::judge`).
+#[napi(string_enum = "snake_case")]
+pub enum StagedFileVerdict {
+    /// Its writer holds its lock: between creating it and its rename.
+    InUse,
+    /// Unlocked but touched within the last minute: possibly a writer that
+    /// has not taken its lock yet.
+    Fresh,
+    /// Left behind by a writer: a sweep (every `flush`) removes it.
+    Abandoned,
 }
 
-/// The writer of the staging file named `name` (`.<16 hex>.<target>.<pid>.tmp`),
-/// as a store opened on its directory judges it before removing the files of
-/// dead writers; `null` when `name` is not a staging file's.
+/// How a sweep judges the file at `path`, when its name is a staged
+/// snapshot file's (`.<id>.<12 hex>`); `null` for any other name, or when
+/// no regular file is there.
 #[napi(catch_unwind)]
-pub fn staged_file_writer(name: String) -> Option<StagedWriter> {
-    inspect::staged_writer(&name).map(|(pid, alive)| StagedWriter { pid, alive })
+pub fn staged_file_verdict(path: String) -> Option<StagedFileVerdict> {
+    inspect::staged_verdict(Path::new(&path))
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use quiver_live_core::lock::{self, Acquired};
+use quiver_live_core::project::layout::Layout;
 
 use crate::env::{Js, JsResult};
 use crate::errors;
@@ -22,7 +23,7 @@ pub fn lock_path(env: Env, abs_file: String, abs_cwd: String, home: String) -> R
 }
 
 fn lock_file(root: &Path, abs_file: &str) -> PathBuf {
-    lock::lock_path(&root.join(".impeccable").join("live"), abs_file)
+    lock::lock_path(&Layout::of(root), abs_file)
 }
 
 /// One attempt at the lock: clears a stale one, then creates it

@@ -10,13 +10,13 @@
 pub(crate) mod record;
 mod stale;
 
-use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::sys::{self, Context, FsError};
+use crate::project::layout::Layout;
+use crate::sys::{self, FsError};
 
 use record::LockRecord;
 pub use stale::{clear_stale, judge, Verdict};
@@ -24,16 +24,15 @@ pub use stale::{clear_stale, judge, Verdict};
 /// Hex digits of the path digest used as the lock file's name.
 const DIGEST_HEX_LEN: usize = 24;
 
-/// `<live_dir>/locks/<first 24 hex of sha256(abs_file)>.lock`.
-pub fn lock_path(live_dir: &Path, abs_file: &str) -> PathBuf {
+/// `<live dir>/locks/<first 24 hex of sha256(abs_file)>.lock`.
+pub fn lock_path(layout: &Layout, abs_file: &str) -> PathBuf {
     let digest = Sha256::digest(abs_file.as_bytes());
-    let mut name = String::with_capacity(DIGEST_HEX_LEN + 5);
+    let mut name = String::with_capacity(DIGEST_HEX_LEN);
     for byte in &digest[..DIGEST_HEX_LEN / 2] {
         name.push(hex_digit(byte >> 4));
         name.push(hex_digit(byte & 0xf));
     }
-    name.push_str(".lock");
-    live_dir.join("locks").join(name)
+    layout.lock_path(&name)
 }
 
 fn hex_digit(nibble: u8) -> char {
@@ -62,7 +61,7 @@ pub fn try_acquire(path: &Path, owner_json: Option<&str>, file_json: &str) -> Re
     let created = match create_exclusive(path, &line) {
         Err(e) if matches!(e.io_error().kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => {
             if let Some(dir) = path.parent() {
-                fs::create_dir_all(dir).at("mkdir", dir)?;
+                sys::mkdir_all(dir)?;
             }
             create_exclusive(path, &line)?
         }
@@ -92,7 +91,7 @@ fn refuse_odd_lock(path: &Path) -> Result<(), FsError> {
 /// Writes `line` into a newly created file; `Ok(false)` if anything is at
 /// its name (a link there is never followed).
 fn create_exclusive(path: &Path, line: &str) -> Result<bool, FsError> {
-    let mut file = match sys::create_new(path) {
+    let file = match sys::create_new(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
         Err(e) => return Err(FsError::new(e, "open", path)),
@@ -104,7 +103,7 @@ fn create_exclusive(path: &Path, line: &str) -> Result<bool, FsError> {
         // The file is ours and empty or partial; leaving it would block the
         // source for a minute (the JS module leaves it; removing is strictly
         // better and invisible to it).
-        let _ = fs::remove_file(path);
+        let _ = sys::remove_file(path);
         return Err(FsError::new(e, "write", path));
     }
     Ok(true)
@@ -119,7 +118,7 @@ pub fn release(acquired: &Acquired) {
             return;
         }
     }
-    let _ = fs::remove_file(&acquired.lock_path);
+    let _ = sys::remove_file(&acquired.lock_path);
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@
 //! judge a shared lock directory alike; the pid-reuse rule adds what the old
 //! module cannot see, from keys only this package writes.
 
-use std::fs;
 use std::path::Path;
 
 use super::record::{own_identity, read_held, Held};
@@ -70,7 +69,7 @@ pub fn clear_stale(path: &Path) -> bool {
     // own meanwhile; unlinking that would admit two writers. Only unlink the
     // file we judged (the old module has this race in full; this narrows it
     // to the gap between two syscalls).
-    judge(path).is_stale() && sys::FileStamp::of_path(path).ok() == Some(judged) && fs::remove_file(path).is_ok()
+    judge(path).is_stale() && sys::FileStamp::of_path(path).ok() == Some(judged) && sys::remove_file(path).is_ok()
 }
 
 /// The old module: `typeof held.pid === 'number' && isLiveServerPidReachable(held.pid)`,
@@ -110,6 +109,6 @@ fn reuse(held: &Held, pid: f64) -> Option<Verdict> {
 /// stat'ed; of the name itself when it is a link (never read through, see
 /// `record::read_held`).
 fn age_ms(path: &Path) -> Option<f64> {
-    let modified = fs::symlink_metadata(path).and_then(|m| m.modified()).ok()?;
-    Some(sys::now_ms() - sys::system_time_ms(modified))
+    let info = sys::FileInfo::of_link(path).ok()?;
+    Some(sys::now_ms() - info.mtime_ns as f64 / 1e6)
 }

@@ -1,6 +1,7 @@
 use super::record::{parse_held, Held};
 use super::*;
 use crate::sys;
+use std::fs;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -23,7 +24,7 @@ impl TempLive {
     }
 
     fn lock(&self, name: &str) -> PathBuf {
-        lock_path(&self.0, &format!("/project/{name}"))
+        lock_path(&Layout::of(&self.0), &format!("/project/{name}"))
     }
 }
 
@@ -77,14 +78,14 @@ fn is_held(path: &Path) -> bool {
 
 #[test]
 fn lock_path_shape() {
-    let p = lock_path(Path::new("/r/.impeccable/live"), "/r/src/a.css");
+    let p = lock_path(&Layout::of(Path::new("/r")), "/r/src/a.css");
     let name = p.file_name().and_then(|n| n.to_str()).expect("name");
     assert_eq!(p.parent(), Some(Path::new("/r/.impeccable/live/locks")));
     assert_eq!(name.len(), 24 + 5);
     assert!(name.ends_with(".lock"));
     // sha256("abc") = ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
-    let abc = lock_path(Path::new("/x"), "abc");
-    assert_eq!(abc, Path::new("/x/locks/ba7816bf8f01cfea414140de.lock"));
+    let abc = lock_path(&Layout::of(Path::new("/x")), "abc");
+    assert_eq!(abc, Path::new("/x/.impeccable/live/locks/ba7816bf8f01cfea414140de.lock"));
 }
 
 #[test]

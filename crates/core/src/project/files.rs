@@ -24,7 +24,7 @@ impl<'a> DirFiles<'a> {
         if let Some(&(_, found)) = self.known.borrow().iter().find(|(n, _)| *n == name) {
             return found;
         }
-        let found = self.path(name).exists();
+        let found = crate::sys::exists(&self.path(name));
         self.known.borrow_mut().push((name, found));
         found
     }

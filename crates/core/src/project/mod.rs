@@ -16,13 +16,13 @@
 //! [`workspace`]; the pnpm file's reader in [`pnpm`].
 
 mod files;
+pub mod layout;
 mod path;
 pub(crate) mod pnpm;
 pub(crate) mod workspace;
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::fs;
 use std::path::{Component, Path, PathBuf};
 
 use files::DirFiles;
@@ -161,17 +161,7 @@ fn is_workspace_root(dir: &Path, files: &DirFiles, groups: &PatternGroups) -> Re
 /// Dirent.isDirectory() says). A listing that fails anywhere counts as empty,
 /// since readdirSync then throws as a whole.
 fn has_package_child(parent: &Path) -> bool {
-    let Ok(entries) = fs::read_dir(parent) else {
-        return false;
-    };
-    let listing: Result<Vec<bool>, _> = entries
-        .map(|entry| {
-            let entry = entry?;
-            let is_dir = entry.file_type()?.is_dir();
-            Ok::<bool, std::io::Error>(is_dir && !is_ignored_child(&entry.file_name()))
-        })
-        .collect();
-    listing.is_ok_and(|flags| flags.contains(&true))
+    crate::sys::list_subdirs(parent).is_ok_and(|dirs| dirs.iter().any(|name| !is_ignored_child(name)))
 }
 
 fn is_ignored_child(name: &OsStr) -> bool {
@@ -283,7 +273,7 @@ fn root_from_pattern(root: &Path, cwd: &Path, rel: &RelPath, raw: &[u16]) -> Opt
 fn nearest_holding(from: &Path, stop: &Path, names: &[&str]) -> Option<PathBuf> {
     let mut dir = from;
     while dir != stop {
-        if names.iter().any(|name| dir.join(name).exists()) {
+        if names.iter().any(|name| crate::sys::exists(&dir.join(name))) {
             return Some(dir.to_path_buf());
         }
         dir = dir.parent()?;

@@ -1,3 +1,4 @@
+use std::fs;
 use super::pnpm::pnpm_packages;
 use crate::js::string::js_trim;
 use super::files::DirFiles;

@@ -10,12 +10,11 @@
 //! can resume from a known prefix so another process's append costs only the
 //! new lines.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 use std::time::Duration;
 
-use crate::sys::{Context, FsError};
+use crate::sys::{Context, File, FsError};
 use crate::js::json;
 use crate::js::string::js_trim;
 use crate::js::{JsStr, Value};
@@ -247,17 +246,16 @@ impl Host for ClockWatch<'_> {
 }
 
 /// Identity and tail of a file, to tell "appended to" from "replaced".
-fn record_identity(r: &mut Replay, file: &mut File, path: &Path) -> Result<(), FsError> {
-    r.file_id = Some(sys::FileInfo::of(file).at("fstat", path)?.id);
+fn record_identity(r: &mut Replay, file: &File, path: &Path) -> Result<(), FsError> {
+    r.file_id = Some(file.info().at("fstat", path)?.id);
     r.signature = read_signature(file, r.offset).at("read", path)?;
     Ok(())
 }
 
-fn read_signature(file: &mut File, end: u64) -> io::Result<Vec<u8>> {
+fn read_signature(file: &File, end: u64) -> io::Result<Vec<u8>> {
     let start = end.saturating_sub(PREFIX_SIGNATURE_BYTES);
     let mut sig = vec![0u8; (end - start) as usize];
-    file.seek(SeekFrom::Start(start))?;
-    file.read_exact(&mut sig)?;
+    file.read_exact_at(&mut sig, start)?;
     Ok(sig)
 }
 
@@ -295,10 +293,10 @@ fn open_for_replay(path: &Path, locking: Locking) -> Result<Option<(File, Option
 /// Replays a whole journal; a missing file is an empty journal.
 pub fn replay_file(path: &Path, id: &JsStr, host: &dyn Host, locking: Locking) -> Result<Replay, FsError> {
     let mut r = Replay::empty(id);
-    let Some((mut file, _shared)) = open_for_replay(path, locking)? else { return Ok(r) };
-    let mut reader = BufReader::with_capacity(1 << 16, &mut file);
+    let Some((file, _shared)) = open_for_replay(path, locking)? else { return Ok(r) };
+    let mut reader = BufReader::with_capacity(1 << 16, file.reader_from(0));
     r.consume(&mut reader, host).at("read", path)?;
-    record_identity(&mut r, &mut file, path)?;
+    record_identity(&mut r, &file, path)?;
     Ok(r)
 }
 
@@ -309,17 +307,17 @@ pub fn replay_tail(r: &mut Replay, path: &Path, host: &dyn Host, locking: Lockin
     if !r.clean_end || r.file_id.is_none() || r.clock_dependent {
         return Ok(false);
     }
-    let Some((mut file, _shared)) = open_for_replay(path, locking)? else { return Ok(false) };
-    let info = sys::FileInfo::of(&file).at("fstat", path)?;
+    let Some((file, _shared)) = open_for_replay(path, locking)? else { return Ok(false) };
+    let info = file.info().at("fstat", path)?;
     if Some(info.id) != r.file_id || info.len < r.offset {
         return Ok(false);
     }
-    if read_signature(&mut file, r.offset).at("read", path)? != r.signature {
+    if read_signature(&file, r.offset).at("read", path)? != r.signature {
         return Ok(false);
     }
-    let mut reader = BufReader::with_capacity(1 << 16, &mut file);
+    let mut reader = BufReader::with_capacity(1 << 16, file.reader_from(r.offset));
     r.consume(&mut reader, host).at("read", path)?;
-    record_identity(r, &mut file, path)?;
+    record_identity(r, &file, path)?;
     Ok(true)
 }
 
@@ -331,7 +329,7 @@ pub fn ends_with_newline(file: &File, size: u64) -> io::Result<bool> {
         return Ok(true);
     }
     let mut last = [0u8; 1];
-    sys::read_exact_at(file, &mut last, size - 1)?;
+    file.read_exact_at(&mut last, size - 1)?;
     Ok(last[0] == b'\n')
 }
 

@@ -10,9 +10,8 @@
 //! rewrite would need a lock or lease that readers wait on, and a writer
 //! stopped while holding it (Ctrl-Z, a debugger) would stop them all.
 
-use std::io::Write;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::sys::{Context, FsError};
 use crate::js::json;
@@ -55,21 +54,20 @@ pub fn render(snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> Option<
     Some(text)
 }
 
-/// Writes the snapshot file's text (see [`render`]): staged and renamed
-/// over, so a reader sees the old file or the new one.
-pub fn write(path: &Path, text: &str) -> Result<(), FsError> {
-    let mut staged = sys::StagedFile::create(path)?;
-    staged.write_all(text.as_bytes()).at("write", path)?;
-    commit(staged)
-}
-
-/// The crash-safe variant for `durable` stores: the staged text is also
-/// fsynced before the rename, so after a power loss the file is the old
-/// version or the new one, never pages of both.
-pub fn write_durable(path: &Path, text: &str) -> Result<(), FsError> {
-    let mut staged = sys::StagedFile::create(path)?;
-    staged.write_all(text.as_bytes()).at("write", path)?;
-    staged.sync_data().at("fsync", path)?;
+/// Writes the snapshot file's text (see [`render`]) to a file staged at
+/// `staged` that then replaces `target`, so a reader sees the old file or
+/// the new one. `durable`: the staged text is also fsynced before the
+/// rename, so after a power loss the file is the old version or the new
+/// one, never pages of both.
+pub fn write(target: &Path, staged: PathBuf, text: &str, durable: bool) -> Result<(), FsError> {
+    let staged = match sys::StagedFile::create(staged, target) {
+        Err(e) if e.code() == "EISDIR" => return Ok(()),
+        other => other?,
+    };
+    staged.write_all(text.as_bytes()).at("write", target)?;
+    if durable {
+        staged.sync_data().at("fsync", target)?;
+    }
     commit(staged)
 }
 

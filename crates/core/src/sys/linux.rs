@@ -37,25 +37,30 @@ pub(crate) fn boot_id() -> Option<String> {
 /// `auto_da_alloc` guard for programs that skip `fsync`), and the append
 /// waits on that. Exchanging the two names (`renameat2(RENAME_EXCHANGE)`)
 /// is just as atomic (`to` names the old file, then the new one, never
-/// nothing), and the old file, now at `from`, is then removed. A directory
-/// at `to` is put back and left (unlink refuses it: `EISDIR`), as `rename`
-/// refuses to replace one. Where the exchange is unavailable (no file at
-/// `to` yet, a file system or kernel without it) this is a plain `rename`.
-/// The call goes through `syscall(2)`: glibc's `renameat2` wrapper is newer
-/// than the glibc the binaries support.
-pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
-    match exchange(from, to) {
+/// nothing), and the old file, now at `from`, is then removed; should that
+/// fail, it stays there, unlocked, for a sweep to remove. A directory found
+/// at `to` is put back (unlink refuses it: `EISDIR`), as `rename` refuses to
+/// replace one. Wherever the exchange is refused for any reason that means
+/// "not here" (no file at `to` yet; a kernel, file system or seccomp
+/// profile without it: `EINVAL`, `ENOSYS`, `EOPNOTSUPP`, `EPERM`) this is a
+/// plain `rename`, which then answers for itself. The call goes through
+/// `syscall(2)`: glibc's `renameat2` wrapper is newer than the glibc the
+/// binaries support.
+pub(crate) fn replace(from: &Path, to: &Path) -> io::Result<()> {
+    match super::call("renameat2", || exchange(from, to)) {
         Ok(()) => {}
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINVAL | libc::ENOSYS)) => {
-            return super::unix::rename_over(from, to);
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EINVAL | libc::ENOSYS | libc::EPERM | libc::EOPNOTSUPP)) => {
+            return super::call("rename", || rename(from, to));
         }
         Err(e) => return Err(e),
     }
-    if let Err(e) = std::fs::remove_file(from) {
-        let _ = exchange(from, to);
-        return Err(e);
+    match super::call("unlink", || remove_file(from)) {
+        Err(e) if e.raw_os_error() == Some(libc::EISDIR) => {
+            let _ = exchange(from, to);
+            Err(e)
+        }
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 fn exchange(a: &Path, b: &Path) -> io::Result<()> {

@@ -2,6 +2,11 @@
 
 pub(crate) use super::unix::*;
 
+/// `rename(2)`.
+pub(crate) fn replace(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    super::call("rename", || rename(from, to))
+}
+
 /// The start time the kernel keeps for the process (`PROC_PIDTBSDINFO`),
 /// in microseconds since the epoch: fixed for the life of the process.
 /// `None` for a process of another user (the call is refused unless we are

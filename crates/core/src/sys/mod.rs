@@ -14,19 +14,25 @@
 //! | [`FileInfo`] | `fstat`, dev + inode | `fstat`, dev + inode | `GetFileInformationByHandle`, volume serial + file index |
 //! | locks | `flock` (std `File::try_lock*`) | `flock` (std) | `LockFileEx` on one byte past any data |
 //! | [`open_regular`] | `O_NONBLOCK`, `O_NOCTTY`, `O_NOFOLLOW` when asked, `fstat` | same | `FILE_FLAG_OPEN_REPARSE_POINT` when asked, handle info |
+//! | [`StagedFile::create`] | `O_EXCL`, `fchmod`/`fchown` as the replaced file, `flock` | same | `CREATE_NEW`, `LockFileEx` |
 //! | [`StagedFile::commit`] | `renameat2(RENAME_EXCHANGE)` + `unlink`, else `rename` | `rename` | `MoveFileExW`, retried while busy |
+//! | [`mkdir_all`] | Node's `MKDirpSync` over `mkdir` | same | same |
 //! | [`Dir::stat`] | `fstatat` | `fstatat` | metadata by path |
 //! | [`sync_dir`] | `fsync` of the directory | `fsync` of the directory | nothing (NTFS journals it) |
 //! | errors ([`FsError`]) | errno names | errno names | `uv_translate_sys_error` |
 
-use std::fs::File;
-use std::io;
-use std::ops::{Deref, DerefMut};
+// The one module where std's file-system API is used (see clippy.toml).
+#![allow(clippy::disallowed_methods, clippy::disallowed_types)]
+
+use std::io::{self, Read, Write};
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod error;
 pub use error::{Context, FsError};
+
+pub mod fault;
 
 mod uv;
 
@@ -113,13 +119,18 @@ pub struct FileInfo {
 impl FileInfo {
     /// The status of an open file.
     pub fn of(file: &File) -> io::Result<FileInfo> {
-        os::file_info(file)
+        file.info()
     }
 
     /// The status of the file `path` names now (symlinks followed), e.g. to
     /// check that a held descriptor still is the file at that path.
     pub fn of_path(path: &Path) -> io::Result<FileInfo> {
-        os::path_info(path)
+        call("stat", || os::path_info(path))
+    }
+
+    /// The status of the name itself, a link not followed (`lstat`).
+    pub fn of_link(path: &Path) -> io::Result<FileInfo> {
+        call("lstat", || os::link_path_info(path))
     }
 }
 
@@ -135,7 +146,119 @@ pub struct FileStamp {
 
 impl FileStamp {
     pub fn of_path(path: &Path) -> io::Result<FileStamp> {
-        os::file_stamp(path)
+        call("lstat", || os::file_stamp(path))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Every call through one place
+
+/// Makes one file-system call, named as `strace` would name it, through the
+/// fault seam ([`fault::point`]); an interrupted call (`EINTR`) is made
+/// again, so no caller ever sees one.
+fn call<T>(name: &'static str, mut f: impl FnMut() -> io::Result<T>) -> io::Result<T> {
+    loop {
+        match fault::point(name).and_then(|()| f()) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// An open file. Every operation on it is one call through [`call`], which
+/// is why the crate holds its files as this type and never as a
+/// `std::fs::File` (clippy's `disallowed-types` keeps it so outside `sys`).
+#[derive(Debug)]
+pub struct File(std::fs::File);
+
+impl File {
+    /// The status of the open file (`fstat`).
+    pub fn info(&self) -> io::Result<FileInfo> {
+        call("fstat", || os::file_info(&self.0))
+    }
+
+    /// One `read` at the file's cursor.
+    pub fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        call("read", || (&self.0).read(buf))
+    }
+
+    /// Fills `buf` from `offset`, in as many reads as it takes; on Windows
+    /// this also moves the cursor.
+    pub fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.read_at(buf, offset)? {
+                0 => return Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
+                n => {
+                    buf = &mut buf[n..];
+                    offset += n as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One `pread` at `offset`.
+    pub fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        call("pread", || os::read_at(&self.0, buf, offset))
+    }
+
+    /// The file from `offset` on, as a reader that never moves the cursor.
+    pub fn reader_from(&self, offset: u64) -> ReaderAt<'_> {
+        ReaderAt { file: self, offset }
+    }
+
+    /// One `write`: how many bytes it took.
+    pub fn write(&self, bytes: &[u8]) -> io::Result<usize> {
+        call("write", || (&self.0).write(bytes))
+    }
+
+    /// Writes all of `bytes`, one [`File::write`] after another.
+    pub fn write_all(&self, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            match self.write(bytes)? {
+                0 => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+                n => bytes = &bytes[n..],
+            }
+        }
+        Ok(())
+    }
+
+    pub fn sync_data(&self) -> io::Result<()> {
+        call("fsync", || self.0.sync_data())
+    }
+
+    /// Cuts the file to `len` bytes (`ftruncate`).
+    pub fn set_len(&self, len: u64) -> io::Result<()> {
+        call("ftruncate", || self.0.set_len(len))
+    }
+
+    fn try_lock_exclusive(&self) -> io::Result<bool> {
+        call("flock", || os::try_lock_exclusive(&self.0))
+    }
+
+    fn try_lock_shared(&self) -> io::Result<bool> {
+        call("flock", || os::try_lock_shared(&self.0))
+    }
+
+    /// Failure is ignored by every caller: closing the file releases its
+    /// lock anyway.
+    fn unlock(&self) -> io::Result<()> {
+        call("flock", || os::unlock(&self.0))
+    }
+}
+
+/// Reads a [`File`] from an offset on with `pread`s (see
+/// [`File::reader_from`]).
+pub struct ReaderAt<'a> {
+    file: &'a File,
+    offset: u64,
+}
+
+impl Read for ReaderAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read_at(buf, self.offset)?;
+        self.offset += n as u64;
+        Ok(n)
     }
 }
 
@@ -155,11 +278,8 @@ fn wait_for(patience: Duration, mut try_once: impl FnMut() -> io::Result<bool>) 
     let deadline = Instant::now().checked_add(patience);
     let mut pause = FIRST_PAUSE;
     loop {
-        match try_once() {
-            Ok(true) => return Ok(true),
-            Ok(false) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        if try_once()? {
+            return Ok(true);
         }
         if let Some(deadline) = deadline {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -196,7 +316,7 @@ pub struct LockedFile {
 /// caller decides what a stuck holder (a stopped process) means. `path`
 /// labels errors; on an error the file is closed.
 pub fn lock_exclusive(file: File, path: &Path, patience: Duration) -> Result<LockedFile, FsError> {
-    match wait_for(patience, || os::try_lock_exclusive(&file)) {
+    match wait_for(patience, || file.try_lock_exclusive()) {
         Ok(true) => Ok(LockedFile { file: Some(file) }),
         Ok(false) => Err(FsError::new(io::Error::new(io::ErrorKind::TimedOut, "still locked"), "flock", path)),
         Err(e) => Err(FsError::new(e, "flock", path)),
@@ -214,8 +334,7 @@ impl LockedFile {
     /// Releases the lock and keeps the file open.
     pub fn unlock(mut self) -> File {
         let file = self.file.take().unwrap_or_else(|| unreachable!("taken only here"));
-        // Failure is ignored: closing the file releases the lock anyway.
-        let _ = os::unlock(&file);
+        let _ = file.unlock();
         file
     }
 }
@@ -223,7 +342,7 @@ impl LockedFile {
 impl Drop for LockedFile {
     fn drop(&mut self) {
         if let Some(file) = &self.file {
-            let _ = os::unlock(file);
+            let _ = file.unlock();
         }
     }
 }
@@ -240,8 +359,8 @@ pub struct SharedLock(File);
 /// cannot be locked at all lets the reader go on without it rather than
 /// hang, as readers of the old module always did.
 pub fn lock_shared(file: &File, patience: Duration) -> Option<SharedLock> {
-    let handle = file.try_clone().ok()?;
-    match wait_for(patience, || os::try_lock_shared(&handle)) {
+    let handle = File(call("dup", || file.0.try_clone()).ok()?);
+    match wait_for(patience, || handle.try_lock_shared()) {
         Ok(true) => Some(SharedLock(handle)),
         _ => None,
     }
@@ -249,22 +368,24 @@ pub fn lock_shared(file: &File, patience: Duration) -> Option<SharedLock> {
 
 impl Drop for SharedLock {
     fn drop(&mut self) {
-        let _ = os::unlock(&self.0);
+        let _ = self.0.unlock();
     }
 }
 
 // ---------------------------------------------------------------------------
 // Replacing a file atomically for readers
 
-/// A new file beside `target` that becomes `target` in one step on
-/// [`StagedFile::commit`], and is removed if dropped before that.
+/// A new file beside `target`, under a name the caller chose, that becomes
+/// `target` in one step on [`StagedFile::commit`], and is removed if dropped
+/// before that.
 ///
 /// It is created exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`, `CREATE_NEW`),
-/// so a file or link planted at its name is never written through, under the
-/// name `.<16 random hex>.<target name>.<pid>.tmp`: unpredictable, never
-/// ending in `.jsonl` (so no store lists it as a session), and ending in the
-/// pid so that a cleaner can tell the leftovers of dead processes (the CLI's
-/// doctor reads `<...>.snapshot.json.<pid>.tmp`).
+/// so a file or link planted at its name is never written through, with the
+/// permissions of the file it replaces (and its owner and group where this
+/// process may set them), and it is locked from its creation until it
+/// replaces `target`: a sweep ([`StagedFile::judge`]) never takes a file a
+/// writer still holds, whatever process, PID namespace or machine the writer
+/// is in.
 #[derive(Debug)]
 pub struct StagedFile {
     /// Always `Some` until `commit` takes it.
@@ -273,70 +394,101 @@ pub struct StagedFile {
     target: PathBuf,
 }
 
+/// What [`StagedFile::judge`] makes of a staged file left at a name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StagedVerdict {
+    /// Locked: its writer is between creating it and putting it in place.
+    InUse,
+    /// Not locked, but modified within `min_age`: possibly a writer that has
+    /// created it and not yet taken its lock.
+    Fresh,
+    /// Neither: left behind by a writer that stopped between creating it and
+    /// putting it in place (killed, or the rename failed). Safe to remove.
+    Abandoned,
+    /// Nothing (or no regular file) at the name.
+    Absent,
+}
+
 impl StagedFile {
     /// A failure names `target`, as the old module's `writeFileSync(target)`
     /// would (`EACCES: permission denied, open '<target>'`): the staged name
-    /// is ours, the directory and its permissions are the caller's.
-    pub fn create(target: &Path) -> Result<StagedFile, FsError> {
-        let random = uuid::Uuid::new_v4().simple().to_string();
-        let mut name = std::ffi::OsString::from(format!(".{}.", &random[..16]));
-        name.push(target.file_name().unwrap_or_default());
-        name.push(format!(".{}.tmp", std::process::id()));
-        let path = target.with_file_name(name);
-        let file = os::create_new(&path).at("open", target)?;
-        Ok(StagedFile { file: Some(file), path, target: target.to_path_buf() })
+    /// is ours, the directory and its permissions are the caller's. A
+    /// directory at `target` is `EISDIR`, as a write there would be.
+    pub fn create(path: PathBuf, target: &Path) -> Result<StagedFile, FsError> {
+        let replaced = match call("lstat", || os::link_info(target)) {
+            Ok(info) if info.is_dir => return Err(FsError::new(error::node_error("EISDIR"), "open", target)),
+            Ok(info) if info.is_file => Some(info.access),
+            _ => None,
+        };
+        let file = File(call("open", || os::create_new(&path)).at("open", target)?);
+        let staged = StagedFile { file: Some(file), path, target: target.to_path_buf() };
+        if let Some(access) = replaced {
+            staged.take_access(&access).at("open", target)?;
+        }
+        // A sweep that has the file open at this instant holds the lock
+        // for a moment: the file is fresh, so it will let go without
+        // removing it; the lock only matters for a writer stopped for
+        // longer than `min_age` before its rename.
+        let _ = wait_for(Duration::from_millis(20), || staged.try_lock_exclusive());
+        Ok(staged)
+    }
+
+    fn take_access(&self, access: &Access) -> io::Result<()> {
+        let file = &self.file.as_ref().unwrap_or_else(|| unreachable!("set by create")).0;
+        call("fchmod", || os::set_mode(file, access))?;
+        if os::owner_differs(access) {
+            // Only where the process may: root, or a group it is in.
+            let _ = call("fchown", || os::set_owner(file, access));
+        }
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Renames the staged file over the target. Readers that have the old
-    /// target open keep reading the old bytes; every later open sees the
+    /// Puts the staged file in place of the target. Readers that have the
+    /// old target open keep reading the old bytes; every later open sees the
     /// new. On Windows a target held open without delete sharing is retried
     /// for about a second (see `windows.rs`). On failure the staged file is
     /// removed and the target left as it was.
     pub fn commit(mut self) -> Result<(), FsError> {
-        // Closed first: nothing more is written to it, and no handle of ours
-        // is left on the file being renamed.
-        drop(self.file.take());
-        os::rename_over(&self.path, &self.target).at("rename", &self.target)?;
+        os::replace(&self.path, &self.target).at("rename", &self.target)?;
         self.path = PathBuf::new();
+        // Closed only now: the lock is held until the name is replaced.
+        drop(self.file.take());
         Ok(())
     }
-}
 
-/// The pid in a staging file's name (`.<16 hex>.<target>.<pid>.tmp`), or
-/// `None` when `name` is not one.
-pub fn staged_pid(name: &str) -> Option<u32> {
-    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
-    let (random, rest) = rest.split_at_checked(16)?;
-    if !random.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    let (target, pid) = rest.strip_prefix('.')?.rsplit_once('.')?;
-    if target.is_empty() || pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    pid.parse().ok()
-}
-
-/// Removes the staging files in `dir` left by processes that no longer
-/// exist (killed between creating one and renaming it over its target);
-/// how many. A live pid's are never touched, even when the pid was reused
-/// since: the file is left, never a writer's file taken from under it.
-/// Best effort: an unreadable directory or a file already gone is skipped.
-pub fn remove_stale_staged(dir: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-    let mut removed = 0;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(staged_pid) else { continue };
-        if pid != std::process::id() && !pid_is_alive(f64::from(pid)) && std::fs::remove_file(entry.path()).is_ok() {
-            removed += 1;
+    /// Whether the staged file at `path` may be removed: not while it is
+    /// locked (its writer holds it until its rename), and not while it was
+    /// modified within `min_age`. Neither rule depends on which process,
+    /// PID namespace or machine the writer runs in.
+    pub fn judge(path: &Path, min_age: Duration) -> StagedVerdict {
+        let Ok(file) = open_regular(path, Links::Refuse) else { return StagedVerdict::Absent };
+        match file.try_lock_exclusive() {
+            Ok(true) => {}
+            _ => return StagedVerdict::InUse,
         }
+        let verdict = match file.info() {
+            Ok(info) if modified_within(&info, min_age) => StagedVerdict::Fresh,
+            Ok(_) => StagedVerdict::Abandoned,
+            Err(_) => StagedVerdict::InUse,
+        };
+        let _ = file.unlock();
+        verdict
     }
-    removed
+
+    /// Removes the staged file at `path` if [`StagedFile::judge`] finds it
+    /// abandoned; whether it did.
+    pub fn remove_if_abandoned(path: &Path, min_age: Duration) -> bool {
+        StagedFile::judge(path, min_age) == StagedVerdict::Abandoned && remove_file(path).is_ok()
+    }
+}
+
+fn modified_within(info: &FileInfo, age: Duration) -> bool {
+    let now_ns = i128::try_from(SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos()).unwrap_or(i128::MAX);
+    now_ns - info.mtime_ns < i128::try_from(age.as_nanos()).unwrap_or(i128::MAX)
 }
 
 impl Deref for StagedFile {
@@ -346,19 +498,35 @@ impl Deref for StagedFile {
     }
 }
 
-impl DerefMut for StagedFile {
-    fn deref_mut(&mut self) -> &mut File {
-        self.file.as_mut().unwrap_or_else(|| unreachable!("taken only by commit, which consumes self"))
-    }
-}
-
 impl Drop for StagedFile {
     fn drop(&mut self) {
         drop(self.file.take());
         if !self.path.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.path);
+            // Should this fail, the file is left unlocked, and a sweep
+            // removes it once it is old enough.
+            let _ = remove_file(&self.path);
         }
     }
+}
+
+/// The permissions and owner a replaced file had, for its replacement
+/// (unix; Windows files take their ACL from the directory, as a file
+/// written in place keeps it).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Access {
+    #[cfg_attr(windows, allow(dead_code))]
+    mode: u32,
+    #[cfg_attr(windows, allow(dead_code))]
+    uid: u32,
+    #[cfg_attr(windows, allow(dead_code))]
+    gid: u32,
+}
+
+/// What an `lstat` of a name tells a replacement of it.
+pub(crate) struct LinkInfo {
+    is_file: bool,
+    is_dir: bool,
+    access: Access,
 }
 
 // ---------------------------------------------------------------------------
@@ -371,19 +539,14 @@ impl Drop for StagedFile {
 /// access to it); NTFS journals its metadata, so a created file's entry is
 /// committed with the file system's log and there is nothing to do.
 pub fn sync_dir(dir: &Path) -> io::Result<()> {
-    os::sync_dir(dir)
-}
-
-/// Fills `buf` from `offset`; on Windows this also moves the file's cursor.
-pub fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    os::read_exact_at(file, buf, offset)
+    call("fsync", || os::sync_dir(dir))
 }
 
 /// A new file created for writing: `O_CREAT | O_EXCL | O_NOFOLLOW`
 /// (`CREATE_NEW` on Windows), so nothing at the name, a dangling link
 /// included, is ever written through; `EEXIST` then.
 pub fn create_new(path: &Path) -> io::Result<File> {
-    os::create_new(path)
+    call("open", || os::create_new(path)).map(File)
 }
 
 /// Whether the last component of a path may be a symbolic link. (Links in
@@ -407,7 +570,7 @@ pub enum Links {
 /// cannot be opened at all (`ENXIO`). So nothing read here can block or
 /// deliver bytes without end.
 pub fn open_regular(path: &Path, links: Links) -> io::Result<File> {
-    let file = os::open_to_read(path, links)?;
+    let file = File(call("open", || os::open_to_read(path, links))?);
     ensure_regular(&file)?;
     Ok(file)
 }
@@ -415,7 +578,7 @@ pub fn open_regular(path: &Path, links: Links) -> io::Result<File> {
 /// An existing regular file opened to append to (and read), never through
 /// a symbolic link, with the checks of [`open_regular`].
 pub fn open_regular_to_append(path: &Path) -> io::Result<File> {
-    let file = os::open_to_append(path)?;
+    let file = File(call("open", || os::open_to_append(path))?);
     ensure_regular(&file)?;
     Ok(file)
 }
@@ -423,15 +586,107 @@ pub fn open_regular_to_append(path: &Path) -> io::Result<File> {
 /// A new file opened to append to (and read): `EEXIST` when anything is at
 /// the name, a symbolic link included, so nothing is created through one.
 pub fn create_to_append(path: &Path) -> io::Result<File> {
-    os::create_to_append(path)
+    call("open", || os::create_to_append(path)).map(File)
 }
 
 fn ensure_regular(file: &File) -> io::Result<()> {
-    let info = FileInfo::of(file)?;
+    let info = file.info()?;
     if info.is_file {
         return Ok(());
     }
     Err(if info.is_dir { error::node_error("EISDIR") } else { error::node_error("EFTYPE") })
+}
+
+/// Removes the name `path` (`unlink`; never a directory).
+pub fn remove_file(path: &Path) -> io::Result<()> {
+    call("unlink", || os::remove_file(path))
+}
+
+/// Whether anything answers a `stat` of `path` (links followed), as Node's
+/// `fs.existsSync`: any error is `false`.
+pub fn exists(path: &Path) -> bool {
+    FileInfo::of_path(path).is_ok()
+}
+
+/// The names in directory `path` (not `.` and `..`), in the order the
+/// file system gives them; one call.
+pub fn list_dir(path: &Path) -> io::Result<Vec<std::ffi::OsString>> {
+    call("scandir", || std::fs::read_dir(path)?.map(|entry| entry.map(|e| e.file_name())).collect())
+}
+
+/// The directories named by `path` (each with a name and a directory type
+/// as the listing reports it); one call.
+pub fn list_subdirs(path: &Path) -> io::Result<Vec<std::ffi::OsString>> {
+    call("scandir", || {
+        let mut dirs = Vec::new();
+        for entry in std::fs::read_dir(path)? {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                dirs.push(entry.file_name());
+            }
+        }
+        Ok(dirs)
+    })
+}
+
+/// Reads the whole regular file at `path` (see [`read_regular`]) as text,
+/// with invalid UTF-8 replaced, as `readFileSync(p, 'utf-8')` reads it;
+/// `None` when it cannot be read.
+pub fn read_text(path: &Path, cap: usize) -> Option<String> {
+    let mut bytes = Vec::new();
+    read_regular(path, Links::Follow, &mut bytes, cap).ok()?;
+    Some(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// `fs.mkdirSync(dir, { recursive: true })`, with Node's errors: the
+/// code a step met, `syscall` `mkdir`, and `dir` itself as the path,
+/// whichever of its ancestors the step was at. A file in the way below
+/// `dir` is `ENOTDIR`, at `dir` itself `EEXIST`.
+pub fn mkdir_all(dir: &Path) -> Result<(), FsError> {
+    if FileInfo::of_path(dir).is_ok_and(|info| info.is_dir) {
+        return Ok(());
+    }
+    mkdir_steps(dir).map_err(|e| FsError::new(e, "mkdir", dir))
+}
+
+/// Node's `MKDirpSync`: create `dir`, and on `ENOENT` its parent first.
+/// Where Node would loop forever (a parent that exists but in which `mkdir`
+/// keeps answering `ENOENT`, as in `/proc`), that `ENOENT` is the answer.
+fn mkdir_steps(dir: &Path) -> io::Result<()> {
+    use io::ErrorKind::{AlreadyExists, NotADirectory, NotFound, PermissionDenied, StorageFull};
+    let mut todo = vec![dir];
+    // The directory whose parent was just made (or found): an ENOENT there
+    // cannot be cured by making the parent again.
+    let mut parent_ready: Option<&Path> = None;
+    while let Some(&next) = todo.last() {
+        let err = match call("mkdir", || os::mkdir(next)) {
+            Ok(()) => {
+                todo.pop();
+                parent_ready = todo.last().copied();
+                continue;
+            }
+            Err(e) => e,
+        };
+        match err.kind() {
+            PermissionDenied | StorageFull | NotADirectory => return Err(err),
+            NotFound => match next.parent() {
+                Some(parent) if parent_ready != Some(next) => todo.push(parent),
+                Some(_) => return Err(err),
+                None => return Err(error::node_error("EEXIST")),
+            },
+            kind => match FileInfo::of_path(next) {
+                Ok(info) if info.is_dir => {
+                    todo.pop();
+                    parent_ready = todo.last().copied();
+                }
+                Ok(_) if kind == AlreadyExists && todo.len() > 1 => return Err(error::node_error("ENOTDIR")),
+                Ok(_) if kind == AlreadyExists => return Err(err),
+                Ok(_) => return Err(error::node_error("EEXIST")),
+                Err(e) => return Err(e),
+            },
+        }
+    }
+    Ok(())
 }
 
 /// The largest text the old module can read: `readFileSync(p, 'utf-8')`
@@ -450,8 +705,7 @@ pub const MAX_TEXT_FILE: usize = (1 << 29) - 24;
 /// journal size, lock records must parse and carry a token): a slow path,
 /// never wrong data.
 pub fn read_regular(path: &Path, links: Links, bytes: &mut Vec<u8>, cap: usize) -> io::Result<()> {
-    use std::io::Read;
-    let mut file = open_regular(path, links)?;
+    let file = open_regular(path, links)?;
     bytes.clear();
     loop {
         if bytes.len() > cap {
@@ -465,11 +719,7 @@ pub fn read_regular(path: &Path, links: Links, bytes: &mut Vec<u8>, cap: usize) 
         bytes.resize(start + spare, 0);
         let read = file.read(&mut bytes[start..]);
         bytes.truncate(start + *read.as_ref().unwrap_or(&0));
-        let n = match read {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
+        let n = read?;
         if n == 0 || (n < spare && bytes.len() <= cap) {
             return Ok(());
         }
@@ -481,20 +731,15 @@ pub struct Dir(os::Dir);
 
 impl Dir {
     pub fn open(path: &Path) -> io::Result<Dir> {
-        os::Dir::open(path).map(Dir)
+        call("open", || os::Dir::open(path)).map(Dir)
     }
 
     /// The entry `name` (symlinks followed): `fstatat` on unix, without
     /// walking the directory's path again; a stat by path on Windows.
     pub fn stat(&self, name: &str) -> io::Result<FileInfo> {
-        self.0.stat(name)
+        call("fstatat", || self.0.stat(name))
     }
 }
-
-// ---------------------------------------------------------------------------
-// Environment
-
-
 
 // ---------------------------------------------------------------------------
 // Time

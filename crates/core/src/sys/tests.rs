@@ -1,6 +1,16 @@
 use super::*;
 use std::fs;
 
+/// A new file at `p`, as the crate holds files.
+fn make(p: &Path) -> File {
+    create_new(p).expect("create")
+}
+
+/// The regular file at `p`, opened again.
+fn reopen(p: &Path) -> File {
+    open_regular(p, Links::Follow).expect("open")
+}
+
 /// A scratch file path under the temp dir, removed on drop.
 struct Scratch(PathBuf);
 
@@ -85,14 +95,14 @@ fn sys_start_time_and_boot_id() {
 #[test]
 fn sys_lock_excludes_a_second_open_file() {
     let s = Scratch::new("flock");
-    let a = File::create(&s.0).expect("create");
-    let b = File::open(&s.0).expect("open");
+    let a = make(&s.0);
+    let b = reopen(&s.0);
     let guard = lock_exclusive(a, &s.0, Duration::ZERO).expect("lock a");
-    assert!(!os::try_lock_exclusive(&b).expect("try b"), "a second open file is refused while a holds it");
-    assert!(!os::try_lock_shared(&b).expect("try b shared"), "shared too");
+    assert!(!b.try_lock_exclusive().expect("try b"), "a second open file is refused while a holds it");
+    assert!(!b.try_lock_shared().expect("try b shared"), "shared too");
     let a = guard.unlock();
     let again = lock_exclusive(b, &s.0, Duration::ZERO).expect("lock b after unlock");
-    assert!(!os::try_lock_exclusive(&a).expect("try a"), "a, still open, is refused while b holds it");
+    assert!(!a.try_lock_exclusive().expect("try a"), "a, still open, is refused while b holds it");
     drop(again);
     drop(lock_exclusive(a, &s.0, Duration::ZERO).expect("lock a after b dropped its lock"));
 }
@@ -100,18 +110,18 @@ fn sys_lock_excludes_a_second_open_file() {
 #[test]
 fn sys_lock_wait_runs_out_with_a_timed_out_error() {
     let s = Scratch::new("flock-wait");
-    let holder = lock_exclusive(File::create(&s.0).expect("create"), &s.0, Duration::ZERO).expect("hold");
+    let holder = lock_exclusive(make(&s.0), &s.0, Duration::ZERO).expect("hold");
     let start = Instant::now();
-    let err = lock_exclusive(File::open(&s.0).expect("open"), &s.0, Duration::from_millis(60)).expect_err("busy");
+    let err = lock_exclusive(reopen(&s.0), &s.0, Duration::from_millis(60)).expect_err("busy");
     let waited = start.elapsed();
     assert!(err.is_timed_out(), "{err}");
     assert_eq!(err.to_string(), format!("ETIMEDOUT: connection timed out, flock '{}'", s.0.display()));
     assert!(waited >= Duration::from_millis(60) && waited < Duration::from_secs(2), "{waited:?}");
-    assert!(lock_shared(&File::open(&s.0).expect("open"), Duration::from_millis(5)).is_none());
+    assert!(lock_shared(&reopen(&s.0), Duration::from_millis(5)).is_none());
     drop(holder);
-    let shared = lock_shared(&File::open(&s.0).expect("open"), Duration::ZERO).expect("free now");
-    assert!(lock_shared(&File::open(&s.0).expect("open"), Duration::ZERO).is_some(), "shared locks coexist");
-    let err = lock_exclusive(File::open(&s.0).expect("open"), &s.0, Duration::ZERO).expect_err("readers hold it");
+    let shared = lock_shared(&reopen(&s.0), Duration::ZERO).expect("free now");
+    assert!(lock_shared(&reopen(&s.0), Duration::ZERO).is_some(), "shared locks coexist");
+    let err = lock_exclusive(reopen(&s.0), &s.0, Duration::ZERO).expect_err("readers hold it");
     assert!(err.is_timed_out());
     drop(shared);
 }
@@ -119,12 +129,12 @@ fn sys_lock_wait_runs_out_with_a_timed_out_error() {
 #[test]
 fn sys_lock_is_handed_over_while_waiting() {
     let s = Scratch::new("flock-handover");
-    let holder = lock_exclusive(File::create(&s.0).expect("create"), &s.0, Duration::ZERO).expect("hold");
+    let holder = lock_exclusive(make(&s.0), &s.0, Duration::ZERO).expect("hold");
     let releaser = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(30));
         drop(holder);
     });
-    let got = lock_exclusive(File::open(&s.0).expect("open"), &s.0, Duration::MAX).expect("after release");
+    let got = lock_exclusive(reopen(&s.0), &s.0, Duration::MAX).expect("after release");
     releaser.join().expect("releaser");
     drop(got);
 }
@@ -136,8 +146,8 @@ fn sys_lock_is_handed_over_while_waiting() {
 fn sys_lock_error_keeps_the_os_error_and_names_the_path() {
     use std::os::unix::fs::OpenOptionsExt;
     let s = Scratch::new("flock-path");
-    File::create(&s.0).expect("create");
-    let no_io = fs::OpenOptions::new().read(true).custom_flags(libc::O_PATH).open(&s.0).expect("open O_PATH");
+    make(&s.0);
+    let no_io = File(fs::OpenOptions::new().read(true).custom_flags(libc::O_PATH).open(&s.0).expect("open O_PATH"));
     let err = lock_exclusive(no_io, Path::new("/nonexistent/label"), Duration::MAX).expect_err("EBADF");
     assert_eq!(err.to_string(), "EBADF: bad file descriptor, flock '/nonexistent/label'");
     assert_eq!(err.io_error().raw_os_error(), Some(libc::EBADF));
@@ -148,10 +158,10 @@ fn sys_lock_error_keeps_the_os_error_and_names_the_path() {
 fn sys_file_info_and_stamp() {
     let s = Scratch::new("id");
     fs::write(&s.0, "abc").expect("write");
-    let a = File::open(&s.0).expect("open");
+    let a = reopen(&s.0);
     let info = FileInfo::of(&a).expect("info");
     assert_eq!((info.len, info.links, info.is_file), (3, 1, true));
-    assert_eq!(FileInfo::of(&File::open(&s.0).expect("again")).expect("info"), info);
+    assert_eq!(FileInfo::of(&reopen(&s.0)).expect("info"), info);
     assert_eq!(FileInfo::of_path(&s.0).expect("info by path"), info);
     let m = fs::metadata(&s.0).expect("meta");
     let modified = m.modified().expect("mtime").duration_since(UNIX_EPOCH).expect("after 1970");
@@ -166,37 +176,56 @@ fn sys_file_info_and_stamp() {
     assert!(FileInfo::of_path(&s.0.with_extension("missing")).is_err());
 }
 
-/// Staging files of dead pids go; a live pid's, this process's and files
-/// merely named like them stay.
+/// A staged file its writer holds is in use whatever its age; an
+/// unlocked one is fresh until `min_age` has passed, then abandoned; only
+/// that is removed.
+#[test]
+fn sys_staged_files_are_judged_by_their_lock_and_their_age() {
+    let dir = Scratch::new("judge");
+    fs::create_dir(&dir.0).expect("dir");
+    let target = dir.0.join("t.json");
+    let held = StagedFile::create(dir.0.join(".held"), &target).expect("stage");
+    let left = dir.0.join(".left");
+    fs::write(&left, "x").expect("left behind");
+    let hour = Duration::from_secs(3600);
+    assert_eq!(StagedFile::judge(held.path(), Duration::ZERO), StagedVerdict::InUse);
+    assert_eq!(StagedFile::judge(&left, hour), StagedVerdict::Fresh);
+    assert_eq!(StagedFile::judge(&left, Duration::ZERO), StagedVerdict::Abandoned);
+    assert_eq!(StagedFile::judge(&dir.0.join(".none"), Duration::ZERO), StagedVerdict::Absent);
+    assert!(!StagedFile::remove_if_abandoned(held.path(), Duration::ZERO), "a writer's file is never taken");
+    assert!(!StagedFile::remove_if_abandoned(&left, hour));
+    assert!(StagedFile::remove_if_abandoned(&left, Duration::ZERO));
+    assert!(!left.exists());
+    held.write_all(b"new").expect("write");
+    held.commit().expect("the writer still puts it in place");
+    assert_eq!(fs::read_to_string(&target).expect("read"), "new");
+}
+
+/// The replacement has the replaced file's permissions, whatever the umask
+/// would give a new file.
 #[test]
 #[cfg(unix)]
-fn sys_stale_staged_files_of_dead_pids_are_removed() {
-    let dir = Scratch::new("stale");
+fn sys_staged_file_keeps_the_replaced_files_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Scratch::new("mode");
     fs::create_dir(&dir.0).expect("dir");
-    let dead = dead_pid();
-    let staged = |pid: u32| format!(".0123456789abcdef.s.snapshot.json.{pid}.tmp");
-    let kept = [
-        staged(1),
-        staged(std::process::id()),
-        format!(".0123456789abcdeg.s.snapshot.json.{dead}.tmp"),
-        format!(".0123456789abcdef.{dead}.tmp"),
-        format!("0123456789abcdef.s.snapshot.json.{dead}.tmp"),
-        format!(".0123456789abcdef.s.snapshot.json.{dead}x.tmp"),
-        "s.jsonl".to_owned(),
-    ];
-    for name in kept.iter().chain([&staged(dead)]) {
-        fs::write(dir.0.join(name), "x").expect("write");
+    let target = dir.0.join("t.json");
+    let mode = |p: &Path| fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+    let replace = |n: &str| {
+        let staged = StagedFile::create(dir.0.join(n), &target).expect("stage");
+        staged.write_all(b"x").expect("write");
+        staged.commit().expect("commit");
+    };
+    replace(".a");
+    let fresh = mode(&target);
+    for restricted in [0o600, 0o640, 0o664, 0o444] {
+        fs::set_permissions(&target, fs::Permissions::from_mode(restricted)).expect("chmod");
+        replace(".b");
+        assert_eq!(mode(&target), restricted);
     }
-    // A staged file this process is writing, as a concurrent append would.
-    let live = StagedFile::create(&dir.0.join("t.snapshot.json")).expect("stage");
-    assert_eq!(remove_stale_staged(&dir.0), 1);
-    let mut left: Vec<String> = fs::read_dir(&dir.0).expect("list").map(|e| e.expect("entry").file_name().into_string().expect("utf-8")).collect();
-    left.sort();
-    let mut want: Vec<String> = kept.to_vec();
-    want.push(live.path().file_name().and_then(|n| n.to_str()).expect("name").to_owned());
-    want.sort();
-    assert_eq!(left, want);
-    assert_eq!(remove_stale_staged(&dir.0.join("missing")), 0);
+    fs::remove_file(&target).expect("rm");
+    replace(".c");
+    assert_eq!(mode(&target), fresh, "a new file gets the default mode");
 }
 
 #[test]
@@ -205,28 +234,26 @@ fn sys_staged_file_replaces_the_target_or_leaves_nothing() {
     fs::create_dir(&dir.0).expect("dir");
     let target = dir.0.join("s.json");
     fs::write(&target, "old").expect("old");
-    let reader = File::open(&target).expect("reader keeps the old file");
+    let reader = reopen(&target);
 
-    let mut staged = StagedFile::create(&target).expect("stage");
-    let name = staged.path().file_name().and_then(|n| n.to_str()).expect("name").to_owned();
-    let parts: Vec<&str> = name.split('.').collect();
-    assert_eq!(parts[0], "", "{name}");
-    assert!(parts[1].len() == 16 && parts[1].bytes().all(|b| b.is_ascii_hexdigit()), "{name}");
-    assert_eq!(parts[2..], ["s", "json", &std::process::id().to_string(), "tmp"], "{name}");
-    std::io::Write::write_all(&mut *staged, b"new").expect("write");
+    let staged = StagedFile::create(dir.0.join(".s.1"), &target).expect("stage");
+    staged.write_all(b"new").expect("write");
     staged.commit().expect("commit");
     assert_eq!(fs::read_to_string(&target).expect("read"), "new");
-    assert_eq!(std::io::read_to_string(&reader).expect("old bytes"), "old");
+    let mut old = String::new();
+    std::io::Read::read_to_string(&mut reader.reader_from(0), &mut old).expect("old bytes");
+    assert_eq!(old, "old");
 
-    let dropped = StagedFile::create(&target).expect("stage");
+    let dropped = StagedFile::create(dir.0.join(".s.2"), &target).expect("stage");
     let staged_path = dropped.path().to_path_buf();
     assert!(staged_path.exists());
     drop(dropped);
     assert!(!staged_path.exists(), "removed when not committed");
     assert_eq!(fs::read_dir(&dir.0).expect("list").count(), 1, "only the target is left");
 
-    let err = StagedFile::create(&dir.0.join("missing").join("t.json")).expect_err("no such dir");
-    assert_eq!((err.code().as_ref(), err.syscall(), err.path()), ("ENOENT", "open", dir.0.join("missing").join("t.json").as_path()));
+    let missing = dir.0.join("missing").join("t.json");
+    let err = StagedFile::create(missing.with_file_name(".t.1"), &missing).expect_err("no such dir");
+    assert_eq!((err.code().as_ref(), err.syscall(), err.path()), ("ENOENT", "open", missing.as_path()));
 }
 
 /// A commit replaces whatever file or link is at the target's name, never
@@ -240,8 +267,8 @@ fn sys_staged_file_replaces_names_not_what_they_lead_to() {
     let outside = dir.0.join("outside.json");
     fs::write(&outside, "theirs").expect("outside");
     let commit = |target: &Path| {
-        let mut staged = StagedFile::create(target).expect("stage");
-        std::io::Write::write_all(&mut *staged, b"new").expect("write");
+        let staged = StagedFile::create(target.with_file_name(".staged"), target)?;
+        staged.write_all(b"new").expect("write");
         staged.commit()
     };
     let link = dir.0.join("link.json");
@@ -277,11 +304,11 @@ fn sys_staged_file_never_writes_through_a_planted_name() {
 fn sys_positioned_and_whole_reads() {
     let s = Scratch::new("io");
     fs::write(&s.0, b"hello World").expect("write");
-    let file = File::open(&s.0).expect("open");
+    let file = reopen(&s.0);
     let mut buf = [0u8; 5];
-    read_exact_at(&file, &mut buf, 6).expect("read at");
+    file.read_exact_at(&mut buf, 6).expect("read at");
     assert_eq!(&buf, b"World");
-    let err = read_exact_at(&file, &mut buf, 9).expect_err("past the end");
+    let err = file.read_exact_at(&mut buf, 9).expect_err("past the end");
     assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
     let mut bytes = Vec::with_capacity(4);
     read_regular(&s.0, Links::Refuse, &mut bytes, MAX_TEXT_FILE).expect("read whole");
@@ -371,7 +398,7 @@ fn sys_sync_dir_of_a_directory_with_a_new_file() {
     let s = Scratch::new("syncdir");
     fs::create_dir(&s.0).expect("mkdir");
     let file = s.0.join("new");
-    File::create(&file).and_then(|f| f.sync_all()).expect("create");
+    fs::File::create(&file).and_then(|f| f.sync_all()).expect("create");
     sync_dir(&s.0).expect("a directory syncs");
     fs::remove_file(&file).expect("rm");
     #[cfg(unix)]

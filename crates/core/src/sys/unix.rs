@@ -3,12 +3,12 @@
 use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
 use super::uv::UvError;
-use super::{FileId, FileInfo, FileStamp, Links};
+use super::{Access, FileId, FileInfo, FileStamp, LinkInfo, Links};
 
 /// `kill(pid, 0)` fails with ESRCH only when no process or group has that id.
 pub(crate) fn signal_zero_finds(pid: i32) -> bool {
@@ -25,6 +25,10 @@ pub(crate) fn file_info(file: &File) -> io::Result<FileInfo> {
 
 pub(crate) fn path_info(path: &Path) -> io::Result<FileInfo> {
     Ok(info_of(&fs::metadata(path)?))
+}
+
+pub(crate) fn link_path_info(path: &Path) -> io::Result<FileInfo> {
+    Ok(info_of(&fs::symlink_metadata(path)?))
 }
 
 fn info_of(m: &fs::Metadata) -> FileInfo {
@@ -103,12 +107,45 @@ pub(crate) fn create_to_append(path: &Path) -> io::Result<File> {
 
 /// `rename(2)` replaces the target atomically; readers that have the old file
 /// open keep reading it.
-pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn rename(from: &Path, to: &Path) -> io::Result<()> {
     fs::rename(from, to)
 }
 
-pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    file.read_exact_at(buf, offset)
+pub(crate) fn remove_file(path: &Path) -> io::Result<()> {
+    fs::remove_file(path)
+}
+
+/// `mkdir(path, 0o777)` less the umask, as Node's `mkdirSync`.
+pub(crate) fn mkdir(path: &Path) -> io::Result<()> {
+    fs::create_dir(path)
+}
+
+/// `lstat`: the name itself, a link not followed.
+pub(crate) fn link_info(path: &Path) -> io::Result<LinkInfo> {
+    let m = fs::symlink_metadata(path)?;
+    let access = Access { mode: m.mode() & 0o777, uid: m.uid(), gid: m.gid() };
+    Ok(LinkInfo { is_file: m.is_file(), is_dir: m.is_dir(), access })
+}
+
+/// `fchmod`: the mode exactly, whatever the umask made of it at creation.
+pub(crate) fn set_mode(file: &File, access: &Access) -> io::Result<()> {
+    file.set_permissions(fs::Permissions::from_mode(access.mode))
+}
+
+pub(crate) fn owner_differs(access: &Access) -> bool {
+    // SAFETY: both calls only read the process's credentials.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    access.uid != uid || access.gid != gid
+}
+
+/// `fchown` to the owner and group, or to the group alone where only that
+/// is allowed (a group the process is in, without being root).
+pub(crate) fn set_owner(file: &File, access: &Access) -> io::Result<()> {
+    std::os::unix::fs::fchown(file, Some(access.uid), Some(access.gid)).or_else(|_| std::os::unix::fs::fchown(file, None, Some(access.gid)))
+}
+
+pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    file.read_at(buf, offset)
 }
 
 /// An open directory whose entries are looked up with `fstatat`, without

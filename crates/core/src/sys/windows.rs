@@ -19,7 +19,7 @@ use windows_sys::Win32::System::Threading::{
 use windows_sys::Win32::System::IO::{OVERLAPPED, OVERLAPPED_0, OVERLAPPED_0_0};
 
 use super::uv::UvError;
-use super::{FileId, FileInfo, FileStamp, Links};
+use super::{Access, FileId, FileInfo, FileStamp, LinkInfo, Links};
 
 /// libuv's `uv_kill(pid, 0)`: pid 0 is this process; otherwise the process
 /// is opened (as for a kill) and counts as gone only when Windows says no
@@ -132,6 +132,10 @@ pub(crate) fn path_info(path: &Path) -> io::Result<FileInfo> {
     file_info(&open_for_info(path, 0)?)
 }
 
+pub(crate) fn link_path_info(path: &Path) -> io::Result<FileInfo> {
+    file_info(&open_for_info(path, FILE_FLAG_OPEN_REPARSE_POINT)?)
+}
+
 /// The id plus the creation time, for file systems (FAT) whose index is the
 /// slot in the directory and so is reused by the next file created there.
 pub(crate) fn file_stamp(path: &Path) -> io::Result<FileStamp> {
@@ -238,36 +242,54 @@ const RENAME_ATTEMPTS: u32 = 10;
 /// it without sharing delete (or a scanner holding it briefly) makes the
 /// rename fail with ERROR_SHARING_VIOLATION or ERROR_ACCESS_DENIED: retried
 /// for about a second in all, then the error is returned.
-pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn replace(from: &Path, to: &Path) -> io::Result<()> {
     let mut wait_ms = 1;
     for _ in 1..RENAME_ATTEMPTS {
-        match fs::rename(from, to) {
+        match super::call("rename", || fs::rename(from, to)) {
             Err(e) if is_busy(&e) => std::thread::sleep(std::time::Duration::from_millis(wait_ms)),
             other => return other,
         }
         wait_ms *= 2;
     }
-    fs::rename(from, to)
+    super::call("rename", || fs::rename(from, to))
+}
+
+pub(crate) fn remove_file(path: &Path) -> io::Result<()> {
+    fs::remove_file(path)
+}
+
+pub(crate) fn mkdir(path: &Path) -> io::Result<()> {
+    fs::create_dir(path)
+}
+
+/// The name itself (a link not followed). Windows gives a new file the ACL
+/// its directory passes on, so there is nothing to carry over.
+pub(crate) fn link_info(path: &Path) -> io::Result<LinkInfo> {
+    let info = handle_info(&open_for_info(path, FILE_FLAG_OPEN_REPARSE_POINT)?)?;
+    let is_dir = info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY != 0;
+    let is_link = info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0;
+    Ok(LinkInfo { is_file: !is_dir && !is_link, is_dir, access: Access::default() })
+}
+
+pub(crate) fn set_mode(_file: &File, _access: &Access) -> io::Result<()> {
+    Ok(())
+}
+
+pub(crate) fn owner_differs(_access: &Access) -> bool {
+    false
+}
+
+pub(crate) fn set_owner(_file: &File, _access: &Access) -> io::Result<()> {
+    Ok(())
 }
 
 fn is_busy(e: &io::Error) -> bool {
     matches!(e.raw_os_error().map(|c| c as u32), Some(ERROR_ACCESS_DENIED | ERROR_SHARING_VIOLATION))
 }
 
-/// `seek_read` loops; it moves the file cursor too.
-pub(crate) fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
-    while !buf.is_empty() {
-        match file.seek_read(buf, offset) {
-            Ok(0) => return Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
-            Ok(n) => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+/// `seek_read`; it moves the file cursor too.
+pub(crate) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    file.seek_read(buf, offset)
 }
 
 /// A directory whose entries are looked up by path: Windows has no

@@ -1,0 +1,248 @@
+//! What a store keeps per session between calls, and how much of it.
+//!
+//! Per session: the snapshot callers see, keyed by the journal's (path,
+//! size, mtime) when it was derived, as the old module's cache is, and the
+//! replay it came from (so that a later read applies only what another
+//! process appended since). Both are dropped for the sessions used least
+//! recently once more than [`MAX_DERIVED`] sessions hold them; what stays
+//! of a dropped session (its key and version) lets it come back as the same
+//! version when the journal has not changed, so the object a caller was
+//! handed keeps being the one returned, as with the old module.
+
+use std::hash::RandomState;
+use std::path::{Path, PathBuf};
+
+use hashbrown::HashMap;
+
+use crate::session::journal::Replay;
+use crate::session::schema::Field;
+use crate::session::snapshot_file::Cached;
+use crate::sys;
+
+/// How many sessions keep their derived state at once. A long-running
+/// server holds this many; beyond it, the least recently used are dropped
+/// and derived again (from their snapshot files, mostly) when next read.
+pub const MAX_DERIVED: usize = 1024;
+
+/// What a journal looked like when a snapshot was derived from it.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct FileKey {
+    pub path: PathBuf,
+    /// -1: no file; -2: not known (its status could not be read), which
+    /// matches no journal, so the next read derives the session again.
+    pub size: i64,
+    pub mtime_ns: i128,
+    /// A regular file (or none): a FIFO, device or directory at a journal's
+    /// name is never read as a journal.
+    pub regular: bool,
+}
+
+impl FileKey {
+    pub fn of(path: &Path) -> FileKey {
+        match sys::FileInfo::of_path(path) {
+            Ok(m) => FileKey::from_info(path.to_path_buf(), &m),
+            Err(_) => FileKey::missing(path.to_path_buf()),
+        }
+    }
+
+    pub fn missing(path: PathBuf) -> FileKey {
+        FileKey { path, size: -1, mtime_ns: -1, regular: true }
+    }
+
+    pub fn unknown(path: PathBuf) -> FileKey {
+        FileKey { path, size: -2, mtime_ns: -2, regular: true }
+    }
+
+    pub fn from_info(path: PathBuf, m: &sys::FileInfo) -> FileKey {
+        FileKey { path, size: m.len as i64, mtime_ns: m.mtime_ns, regular: m.is_file }
+    }
+
+    pub fn exists(&self) -> bool {
+        self.size >= 0
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        self.size == -2
+    }
+}
+
+pub(super) struct Derived {
+    pub snapshot: Cached,
+    pub next_seq: f64,
+    pub key: FileKey,
+    /// Known: the journal at `key.size` ends with a newline (so the next
+    /// append needs no torn-tail check).
+    pub clean_tail: bool,
+    /// An appended event brought values only V8 can hold into `snapshot`
+    /// (see `Value::Host`), which may still be there.
+    pub holds_host: bool,
+}
+
+/// Who left a snapshot file for V8 to render (see `Store::awaited_render`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RenderFor {
+    /// An append whose line is written: a failure to write the file must
+    /// not fail it.
+    Append,
+    /// A flush, whose job the file is.
+    Flush,
+}
+
+#[derive(Default)]
+pub(super) struct Session {
+    pub derived: Option<Derived>,
+    /// A replay of a prefix of the journal at `replay_path`, kept so a later
+    /// read can apply only what was appended since. Boxed: it holds a whole
+    /// snapshot, and inline it would make every entry of `sessions` (most of
+    /// them hydrated from a snapshot file, with no replay) over a kilobyte,
+    /// all copied each time a listing grows the map.
+    pub replay: Option<Box<Replay>>,
+    pub replay_path: PathBuf,
+    /// Bumped whenever `derived.snapshot` is replaced, so a binding can tell
+    /// whether the object it handed out is still the current one.
+    pub version: u64,
+    /// How the current version differs from the one before, when it is that
+    /// one with an event applied.
+    pub delta: Option<Delta>,
+    /// The snapshot file was not written for the current version: only V8
+    /// can render its text (see `Store::awaited_render`).
+    pub awaits_render: Option<RenderFor>,
+    /// The key of the state dropped to keep the cache bounded: a state
+    /// derived again for the same key is the same snapshot, and keeps its
+    /// version.
+    evicted: Option<FileKey>,
+    /// When the session was last used (the store's clock of operations).
+    last_used: u64,
+}
+
+/// How the snapshot at version `to` differs from the one at version `from`:
+/// the same keys, in the same order, with `changed` replaced.
+#[derive(Debug)]
+pub struct Delta {
+    pub from: u64,
+    pub to: u64,
+    pub changed: Changed,
+}
+
+#[derive(Debug)]
+pub enum Changed {
+    /// Base fields an append wrote (no other key).
+    Fields(Vec<Field>),
+    /// The JSON text of an object holding the members whose text differs
+    /// between two snapshot files.
+    Members(String),
+}
+
+/// Versions are unique across sessions, stores and forgotten state, so a
+/// binding can never mistake a new derivation for one it handed out before
+/// (a session dropped and rebuilt, as when a legacy journal is adopted, would
+/// otherwise count from 1 again).
+static NEXT_VERSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+impl Session {
+    /// Whether the derived state describes the journal at `key`. Not while
+    /// its snapshot file awaits V8's rendering (see `Store::awaited_render`):
+    /// the old module caches a state only once its file is written, so a
+    /// call made from a getter or `toJSON` that rendering runs derives the
+    /// session from the journal, as there.
+    pub fn is_current(&self, key: &FileKey) -> bool {
+        self.awaits_render.is_none() && self.derived.as_ref().is_some_and(|d| d.key == *key)
+    }
+
+    pub fn set(&mut self, derived: Derived) {
+        if self.evicted.take().as_ref() != Some(&derived.key) {
+            self.version = NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.derived = Some(derived);
+        self.delta = None;
+        self.awaits_render = None;
+    }
+
+    /// Drops what is derived, so the next use derives it again.
+    pub fn forget(&mut self) {
+        self.derived = None;
+        self.replay = None;
+        self.evicted = None;
+    }
+
+    fn evict(&mut self) {
+        self.evicted = self.derived.take().map(|d| d.key);
+        self.replay = None;
+        self.delta = None;
+    }
+
+    /// Whether dropping the derived state loses nothing the journal cannot
+    /// give back: not while it holds values only V8 holds, or waits for V8
+    /// to render its file.
+    fn evictable(&self) -> bool {
+        self.derived.as_ref().is_some_and(|d| !d.holds_host) && self.awaits_render.is_none()
+    }
+}
+
+/// The sessions of a store, with the bound on how many keep their state.
+#[derive(Default)]
+pub(super) struct Sessions {
+    /// hashbrown's, for `entry_ref`: a lookup of a known session, on every
+    /// read, neither hashes twice nor allocates.
+    map: HashMap<String, Session, RandomState>,
+    clock: u64,
+    /// Derivations since the last trim: a trim looks at every session, so
+    /// it runs only after half the bound's worth of them.
+    derived_since_trim: usize,
+}
+
+impl Sessions {
+    pub fn get(&self, id: &str) -> Option<&Session> {
+        self.map.get(id)
+    }
+
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut Session> {
+        self.map.get_mut(id)
+    }
+
+    /// The session, created empty if new, marked as used now.
+    pub fn entry(&mut self, id: &str) -> &mut Session {
+        self.clock += 1;
+        let clock = self.clock;
+        let session = self.map.entry_ref(id).or_default();
+        session.last_used = clock;
+        session
+    }
+
+    /// Counts a derivation towards the next trim.
+    pub fn derived_one(&mut self) {
+        self.derived_since_trim += 1;
+    }
+
+    pub fn remove(&mut self, id: &str) {
+        self.map.remove(id);
+    }
+
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &Session> {
+        self.map.values()
+    }
+
+    /// Keeps at most [`MAX_DERIVED`] sessions' derived state: past that,
+    /// the least recently used are dropped down to half the bound. Called
+    /// at the start of an operation, never between one and the hand-out of
+    /// what it derived.
+    pub fn trim(&mut self) {
+        if self.derived_since_trim < MAX_DERIVED / 2 || self.map.len() <= MAX_DERIVED {
+            return;
+        }
+        self.derived_since_trim = 0;
+        let mut held: Vec<(u64, &mut Session)> = self.map.values_mut().filter(|s| s.derived.is_some()).map(|s| (s.last_used, s)).collect();
+        if held.len() <= MAX_DERIVED {
+            return;
+        }
+        held.sort_unstable_by_key(|(used, _)| *used);
+        let surplus = held.len() - MAX_DERIVED / 2;
+        for (_, session) in held.into_iter().filter(|(_, s)| s.evictable()).take(surplus) {
+            session.evict();
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! What a store operation can fail with.
+
+use crate::sys::FsError;
+
+#[derive(Debug)]
+pub enum StoreError {
+    /// A plain `Error` with this message (the old module's own errors).
+    Message(String),
+    /// A `TypeError` raised by the reducer on odd stored data.
+    Type(String),
+    Fs(FsError),
+    /// The reducer ran the caller's code through the host (see
+    /// [`crate::session::reducer::Host::ask`]), which threw the host value
+    /// with this handle: the one to throw.
+    HostThrew(u32),
+    /// The operation needs answers from JavaScript it was not given (see
+    /// [`crate::session::answers`]); nothing derived from its placeholders
+    /// was kept or written. Ask, then run it again.
+    Unanswered,
+}
+
+impl From<FsError> for StoreError {
+    fn from(e: FsError) -> StoreError {
+        StoreError::Fs(e)
+    }
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Message(m) | StoreError::Type(m) => f.write_str(m),
+            StoreError::Fs(e) => e.fmt(f),
+            StoreError::HostThrew(_) => f.write_str("the host threw an exception"),
+            StoreError::Unanswered => f.write_str("questions for the host are open"),
+        }
+    }
+}
+
+/// A session's derived state was expected and is not there: a bug, reported
+/// as an error rather than a panic.
+pub(super) fn state_missing() -> StoreError {
+    StoreError::Message("session state missing".into())
+}
