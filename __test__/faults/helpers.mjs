@@ -121,11 +121,12 @@ export function seqStats(entries) {
  * `timeoutMs` is SIGKILLed, so a hung worker fails its test instead of
  * hanging the suite.
  */
-export function startWorker(script, config, { onLine, ipc = false, uid, gid, timeoutMs = 60_000, nodeArgs = [], prefix = [] } = {}) {
+export function startWorker(script, config, { onLine, ipc = false, uid, gid, timeoutMs = 60_000, nodeArgs = [], prefix = [], env } = {}) {
   const stdio = ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'];
   const argv = [...prefix, process.execPath, ...nodeArgs, path.join(WORKERS, script), JSON.stringify(config)];
   const child = spawn(argv[0], argv.slice(1), {
     stdio,
+    ...(env ? { env } : {}),
     ...(uid !== undefined ? { uid } : {}),
     ...(gid !== undefined ? { gid } : {}),
   });

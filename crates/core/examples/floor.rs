@@ -70,7 +70,7 @@ fn append(dir: &Path) {
     });
     let guarded = median_us(OPS, || {
         let j = sys::open_regular_to_append(&journal).expect("open journal");
-        let j = sys::lock_exclusive(j, &journal, Duration::from_secs(10)).expect("lock");
+        j.lock_exclusive(&journal, Duration::from_secs(10)).expect("lock");
         std::hint::black_box(sys::FileInfo::of_path(&journal).expect("stat"));
         j.write_all(line.as_bytes()).expect("append");
         std::hint::black_box(sys::FileInfo::of(&j).expect("fstat"));

@@ -118,7 +118,11 @@ pub fn release(acquired: &Acquired) {
             return;
         }
     }
-    let _ = sys::remove_file(&acquired.lock_path);
+    // Twice: a lock left behind stays held for as long as this process
+    // lives, so a transient failure gets a second try.
+    if sys::remove_file(&acquired.lock_path).is_err() {
+        let _ = sys::remove_file(&acquired.lock_path);
+    }
 }
 
 #[cfg(test)]

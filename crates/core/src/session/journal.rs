@@ -280,7 +280,9 @@ pub enum Locking {
 fn open_for_replay(path: &Path, locking: Locking) -> Result<Option<(File, Option<sys::SharedLock>)>, FsError> {
     let file = match sys::open_regular(path, sys::Links::Follow) {
         Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        // A journal its caller holds open and locked cannot be missing:
+        // reading it as empty would hand out its sequence numbers again.
+        Err(e) if e.kind() == io::ErrorKind::NotFound && locking != Locking::AlreadyExclusive => return Ok(None),
         Err(e) => return Err(FsError::new(e, "open", path)),
     };
     let shared = match locking {

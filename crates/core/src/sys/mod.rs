@@ -240,9 +240,8 @@ impl File {
         call("flock", || os::try_lock_shared(&self.0))
     }
 
-    /// Failure is ignored by every caller: closing the file releases its
-    /// lock anyway.
-    fn unlock(&self) -> io::Result<()> {
+    /// Releases a lock held on the file; closing it does too.
+    pub fn unlock(&self) -> io::Result<()> {
         call("flock", || os::unlock(&self.0))
     }
 }
@@ -293,56 +292,25 @@ fn wait_for(patience: Duration, mut try_once: impl FnMut() -> io::Result<bool>) 
     }
 }
 
-/// An open file holding an exclusive advisory lock, released when dropped or
-/// by [`LockedFile::unlock`], which hands the file back open.
-///
-/// The lock belongs to this open file (its description on unix, its handle
-/// on Windows), so it excludes other processes and other `File`s opened
-/// separately on the same path, and a duplicate of the descriptor shares it.
-/// Owning the `File` keeps it open (so its descriptor cannot be reused) while
-/// the lock is held, and lets a caller keep the file between two locked
-/// sections. The lock is advisory on every OS: it never stops a reader or
-/// writer that does not ask for it (on Windows it covers one byte no read or
-/// write reaches, see `windows.rs`).
-#[derive(Debug)]
-pub struct LockedFile {
-    /// Always `Some` until `unlock` takes it.
-    file: Option<File>,
-}
-
-/// Locks `file` exclusively, waiting at most `patience` for another holder to
-/// let go (`Duration::MAX`: for as long as it takes). A wait that runs out is
-/// an error whose [`FsError::is_timed_out`] is true (`ETIMEDOUT`), so the
-/// caller decides what a stuck holder (a stopped process) means. `path`
-/// labels errors; on an error the file is closed.
-pub fn lock_exclusive(file: File, path: &Path, patience: Duration) -> Result<LockedFile, FsError> {
-    match wait_for(patience, || file.try_lock_exclusive()) {
-        Ok(true) => Ok(LockedFile { file: Some(file) }),
-        Ok(false) => Err(FsError::new(io::Error::new(io::ErrorKind::TimedOut, "still locked"), "flock", path)),
-        Err(e) => Err(FsError::new(e, "flock", path)),
-    }
-}
-
-impl Deref for LockedFile {
-    type Target = File;
-    fn deref(&self) -> &File {
-        self.file.as_ref().unwrap_or_else(|| unreachable!("taken only by methods consuming self"))
-    }
-}
-
-impl LockedFile {
-    /// Releases the lock and keeps the file open.
-    pub fn unlock(mut self) -> File {
-        let file = self.file.take().unwrap_or_else(|| unreachable!("taken only here"));
-        let _ = file.unlock();
-        file
-    }
-}
-
-impl Drop for LockedFile {
-    fn drop(&mut self) {
-        if let Some(file) = &self.file {
-            let _ = file.unlock();
+impl File {
+    /// Takes an exclusive advisory lock on the file, waiting at most
+    /// `patience` for another holder to let go (`Duration::MAX`: for as long
+    /// as it takes); it is held until [`File::unlock`] or until the file is
+    /// closed. A wait that runs out is an error whose
+    /// [`FsError::is_timed_out`] is true (`ETIMEDOUT`), so the caller decides
+    /// what a stuck holder (a stopped process) means; the file stays open,
+    /// unlocked. `path` labels errors.
+    ///
+    /// The lock belongs to this open file (its description on unix, its
+    /// handle on Windows), so it excludes other processes and other `File`s
+    /// opened separately on the same path. It is advisory on every OS: it
+    /// never stops a reader or writer that does not ask for it (on Windows it
+    /// covers one byte no read or write reaches, see `windows.rs`).
+    pub fn lock_exclusive(&self, path: &Path, patience: Duration) -> Result<(), FsError> {
+        match wait_for(patience, || self.try_lock_exclusive()) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(FsError::new(io::Error::new(io::ErrorKind::TimedOut, "still locked"), "flock", path)),
+            Err(e) => Err(FsError::new(e, "flock", path)),
         }
     }
 }

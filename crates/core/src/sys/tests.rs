@@ -92,27 +92,31 @@ fn sys_start_time_and_boot_id() {
     assert_eq!(boot_id(), None);
 }
 
+/// A locked file's lock, in place: held until unlocked or closed.
+fn locked(file: File, path: &Path, patience: Duration) -> Result<File, FsError> {
+    file.lock_exclusive(path, patience).map(|()| file)
+}
+
 #[test]
 fn sys_lock_excludes_a_second_open_file() {
     let s = Scratch::new("flock");
-    let a = make(&s.0);
+    let a = locked(make(&s.0), &s.0, Duration::ZERO).expect("lock a");
     let b = reopen(&s.0);
-    let guard = lock_exclusive(a, &s.0, Duration::ZERO).expect("lock a");
     assert!(!b.try_lock_exclusive().expect("try b"), "a second open file is refused while a holds it");
     assert!(!b.try_lock_shared().expect("try b shared"), "shared too");
-    let a = guard.unlock();
-    let again = lock_exclusive(b, &s.0, Duration::ZERO).expect("lock b after unlock");
+    a.unlock().expect("unlock");
+    let b = locked(b, &s.0, Duration::ZERO).expect("lock b after unlock");
     assert!(!a.try_lock_exclusive().expect("try a"), "a, still open, is refused while b holds it");
-    drop(again);
-    drop(lock_exclusive(a, &s.0, Duration::ZERO).expect("lock a after b dropped its lock"));
+    drop(b);
+    drop(locked(a, &s.0, Duration::ZERO).expect("lock a after b was closed"));
 }
 
 #[test]
 fn sys_lock_wait_runs_out_with_a_timed_out_error() {
     let s = Scratch::new("flock-wait");
-    let holder = lock_exclusive(make(&s.0), &s.0, Duration::ZERO).expect("hold");
+    let holder = locked(make(&s.0), &s.0, Duration::ZERO).expect("hold");
     let start = Instant::now();
-    let err = lock_exclusive(reopen(&s.0), &s.0, Duration::from_millis(60)).expect_err("busy");
+    let err = locked(reopen(&s.0), &s.0, Duration::from_millis(60)).expect_err("busy");
     let waited = start.elapsed();
     assert!(err.is_timed_out(), "{err}");
     assert_eq!(err.to_string(), format!("ETIMEDOUT: connection timed out, flock '{}'", s.0.display()));
@@ -121,7 +125,7 @@ fn sys_lock_wait_runs_out_with_a_timed_out_error() {
     drop(holder);
     let shared = lock_shared(&reopen(&s.0), Duration::ZERO).expect("free now");
     assert!(lock_shared(&reopen(&s.0), Duration::ZERO).is_some(), "shared locks coexist");
-    let err = lock_exclusive(reopen(&s.0), &s.0, Duration::ZERO).expect_err("readers hold it");
+    let err = locked(reopen(&s.0), &s.0, Duration::ZERO).expect_err("readers hold it");
     assert!(err.is_timed_out());
     drop(shared);
 }
@@ -129,12 +133,12 @@ fn sys_lock_wait_runs_out_with_a_timed_out_error() {
 #[test]
 fn sys_lock_is_handed_over_while_waiting() {
     let s = Scratch::new("flock-handover");
-    let holder = lock_exclusive(make(&s.0), &s.0, Duration::ZERO).expect("hold");
+    let holder = locked(make(&s.0), &s.0, Duration::ZERO).expect("hold");
     let releaser = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(30));
         drop(holder);
     });
-    let got = lock_exclusive(reopen(&s.0), &s.0, Duration::MAX).expect("after release");
+    let got = locked(reopen(&s.0), &s.0, Duration::MAX).expect("after release");
     releaser.join().expect("releaser");
     drop(got);
 }
@@ -148,7 +152,7 @@ fn sys_lock_error_keeps_the_os_error_and_names_the_path() {
     let s = Scratch::new("flock-path");
     make(&s.0);
     let no_io = File(fs::OpenOptions::new().read(true).custom_flags(libc::O_PATH).open(&s.0).expect("open O_PATH"));
-    let err = lock_exclusive(no_io, Path::new("/nonexistent/label"), Duration::MAX).expect_err("EBADF");
+    let err = no_io.lock_exclusive(Path::new("/nonexistent/label"), Duration::MAX).expect_err("EBADF");
     assert_eq!(err.to_string(), "EBADF: bad file descriptor, flock '/nonexistent/label'");
     assert_eq!(err.io_error().raw_os_error(), Some(libc::EBADF));
     assert_eq!((err.code().as_ref(), err.errno(), err.syscall()), ("EBADF", -libc::EBADF, "flock"));

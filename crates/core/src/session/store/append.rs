@@ -23,7 +23,7 @@ use crate::session::journal::{self, Locking};
 use crate::session::reducer::{apply_appended, entry_seq, Host};
 use crate::session::snapshot::Snapshot;
 use crate::session::snapshot_file::Cached;
-use crate::sys::{self, Context, File, FsError, LockedFile};
+use crate::sys::{self, Context, File, FsError};
 
 /// How long an append waits for another writer's lock on the journal. An
 /// append holds it for microseconds (a durable one for an fsync). A holder
@@ -59,25 +59,10 @@ pub struct NewEvent {
     pub held: Option<Value>,
 }
 
-/// The journal an append writes: locked, or (its holder stuck) not.
-pub(super) enum JournalFile {
-    Locked(LockedFile),
-    Unlocked(File),
-}
-
-impl std::ops::Deref for JournalFile {
-    type Target = File;
-    fn deref(&self) -> &File {
-        match self {
-            JournalFile::Locked(f) => f,
-            JournalFile::Unlocked(f) => f,
-        }
-    }
-}
-
-/// A session's journal, open for one append.
+/// A session's journal, open for one append, and locked (unless its
+/// holder is stuck: see [`JOURNAL_LOCK_PATIENCE`]) until it is dropped.
 pub(super) struct Journal {
-    pub file: JournalFile,
+    pub file: File,
     pub path: PathBuf,
     /// Its status once locked (after a legacy journal was copied in).
     pub before: FileKey,
@@ -240,10 +225,11 @@ impl Store {
 
     /// The session's journal, made if need be (copying a legacy journal
     /// into it), exclusively locked unless its holder is stuck (see
-    /// [`JOURNAL_LOCK_PATIENCE`]).
+    /// [`JOURNAL_LOCK_PATIENCE`]). A journal this call made is removed
+    /// again if anything fails before its line is written (see
+    /// [`Journal::drop`]).
     fn lock_journal(&mut self, id: &str) -> Result<Journal, StoreError> {
         let path = self.journal_path(id);
-        let mut gone = None;
         for _ in 0..REOPENS {
             let (file, made) = match open_existing_journal(&path)? {
                 Some(file) => (file, None),
@@ -252,37 +238,41 @@ impl Store {
                     None => continue,
                 },
             };
-            let file = self.lock_file(file, &path, made.is_some())?;
-            let info = file.info().at("fstat", &path)?;
+            let mut journal = Journal { file, before: FileKey::missing(path.clone()), path: path.clone(), made };
+            self.lock(&journal)?;
+            let info = journal.file.info().at("fstat", &path)?;
             if info.links == 0 {
-                gone = Some(FsError::new(std::io::Error::from(std::io::ErrorKind::NotFound), "open", &path));
+                // Removed by another append that made it and then failed:
+                // not ours to remove again.
+                journal.made = None;
                 continue;
             }
-            let mut journal = Journal { file, before: FileKey::from_info(path.clone(), &info), path, made };
-            if made.is_some() {
+            journal.before = FileKey::from_info(path.clone(), &info);
+            if journal.made.is_some() {
                 self.adopt_legacy_journal(id, &mut journal)?;
             }
             return Ok(journal);
         }
-        Err(gone.unwrap_or_else(|| FsError::new(std::io::Error::from(std::io::ErrorKind::AlreadyExists), "open", &path)).into())
+        Err(FsError::new(std::io::Error::from(std::io::ErrorKind::NotFound), "open", &path).into())
     }
 
-    /// Locks a journal: a file this call just made at once (nobody can be
+    /// Locks a journal: one this call just made at once (nobody can be
     /// holding it), any other with [`JOURNAL_LOCK_PATIENCE`], or once when
     /// its holder is known to be stuck; a wait that runs out goes on
     /// without the lock.
-    fn lock_file(&mut self, file: File, path: &Path, made: bool) -> Result<JournalFile, StoreError> {
-        let patience = if made || self.stuck.contains(path) { Duration::ZERO } else { JOURNAL_LOCK_PATIENCE };
-        match sys::lock_exclusive(file, path, patience) {
-            Ok(locked) => {
-                self.stuck.remove(path);
-                Ok(JournalFile::Locked(locked))
+    fn lock(&mut self, journal: &Journal) -> Result<(), StoreError> {
+        let stuck = self.stuck.contains(&journal.path);
+        let patience = if journal.made.is_some() || stuck { Duration::ZERO } else { JOURNAL_LOCK_PATIENCE };
+        match journal.file.lock_exclusive(&journal.path, patience) {
+            Ok(()) => {
+                if stuck {
+                    self.stuck.remove(&journal.path);
+                }
+                Ok(())
             }
             Err(e) if e.is_timed_out() => {
-                self.stuck.insert(path.to_path_buf());
-                // The wait closed the file: open it again, unlocked.
-                let file = open_existing_journal(path)?.ok_or_else(|| FsError::new(std::io::Error::from(std::io::ErrorKind::NotFound), "open", path))?;
-                Ok(JournalFile::Unlocked(file))
+                self.stuck.insert(journal.path.clone());
+                Ok(())
             }
             Err(e) => Err(e.into()),
         }

@@ -18,7 +18,10 @@ impl Store {
         let legacy = self.legacy_journal_path(id);
         let from = match sys::open_regular(&legacy, sys::Links::Follow) {
             Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            // Only a journal that is not there is no journal to adopt: one
+            // the open could not find but a stat can is an error, not an
+            // empty history.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !sys::exists(&legacy) => return Ok(()),
             Err(e) => return Err(FsError::new(e, "copyfile", &legacy).into()),
         };
         let copied = match copy(&from, &journal.file) {
