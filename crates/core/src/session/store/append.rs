@@ -15,10 +15,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::cache::{Changed, Delta, FileKey, RenderFor};
+use super::cache::{Changed, Delta, Derived, FileKey, RenderFor};
 use super::error::state_missing;
 use super::{Store, StoreError, View};
-use crate::js::{json, Object, Value};
+use crate::js::{json, JsStr, Object, Value};
 use crate::session::journal::{self, Locking};
 use crate::session::reducer::{apply_appended, entry_seq, Host};
 use crate::session::snapshot::Snapshot;
@@ -136,8 +136,13 @@ impl Store {
     /// Everything before the write, which may fail: the session brought up
     /// to date under the lock, its questions for V8 answered, the line.
     fn line_for(&mut self, id: &str, journal: &Journal, event: &NewEvent, host: &dyn Host) -> Result<String, StoreError> {
-        self.ensure_current(id, journal.before.clone(), true, Locking::AlreadyExclusive, host)?;
-        self.ensure_model(id, &journal.before, Locking::AlreadyExclusive, host)?;
+        if journal.made == Some(0) {
+            // A journal this call made, empty: nothing to read.
+            self.sessions.entry(id).set(Derived { snapshot: Cached::Model(Box::new(Snapshot::base(&JsStr::from(id)))), next_seq: 1.0, key: journal.before.clone(), clean_tail: true, holds_host: false });
+        } else {
+            self.ensure_current(id, journal.before.clone(), true, Locking::AlreadyExclusive, host)?;
+            self.ensure_model(id, &journal.before, Locking::AlreadyExclusive, host)?;
+        }
         let derived = self.sessions.get(id).and_then(|s| s.derived.as_ref()).ok_or_else(state_missing)?;
         let seq = derived.next_seq;
         let known_clean = derived.clean_tail && derived.key == journal.before;

@@ -88,16 +88,15 @@ pub(super) enum RenderFor {
     Flush,
 }
 
+/// What a store keeps of one session. Small, since a store that has
+/// touched many sessions keeps one of these for each: the heavy parts are
+/// boxed, and only [`MAX_DERIVED`] sessions hold them.
 #[derive(Default)]
 pub(super) struct Session {
-    pub derived: Option<Derived>,
-    /// A replay of a prefix of the journal at `replay_path`, kept so a later
-    /// read can apply only what was appended since. Boxed: it holds a whole
-    /// snapshot, and inline it would make every entry of `sessions` (most of
-    /// them hydrated from a snapshot file, with no replay) over a kilobyte,
-    /// all copied each time a listing grows the map.
-    pub replay: Option<Box<Replay>>,
-    pub replay_path: PathBuf,
+    pub derived: Option<Box<Derived>>,
+    /// A replay of a prefix of the journal, kept so a later read can apply
+    /// only what was appended since.
+    pub replay: Option<Box<KeptReplay>>,
     /// Bumped whenever `derived.snapshot` is replaced, so a binding can tell
     /// whether the object it handed out is still the current one.
     pub version: u64,
@@ -107,12 +106,37 @@ pub(super) struct Session {
     /// The snapshot file was not written for the current version: only V8
     /// can render its text (see `Store::awaited_render`).
     pub awaits_render: Option<RenderFor>,
-    /// The key of the state dropped to keep the cache bounded: a state
-    /// derived again for the same key is the same snapshot, and keeps its
-    /// version.
-    evicted: Option<FileKey>,
+    /// What the journal looked like when the derived state was dropped to
+    /// keep the cache bounded: a state derived again from the same journal
+    /// is the same snapshot, and keeps its version.
+    evicted: Option<KeyDigest>,
     /// When the session was last used (the store's clock of operations).
     last_used: u64,
+}
+
+/// A replay and the journal it read.
+pub(super) struct KeptReplay {
+    pub replay: Replay,
+    pub path: PathBuf,
+}
+
+/// A [`FileKey`] in a few bytes: its path hashed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct KeyDigest {
+    path: u64,
+    size: i64,
+    mtime_ns: i128,
+    regular: bool,
+}
+
+impl KeyDigest {
+    fn of(key: &FileKey) -> KeyDigest {
+        use std::hash::{BuildHasher, Hasher};
+        static SEED: std::sync::OnceLock<RandomState> = std::sync::OnceLock::new();
+        let mut h = SEED.get_or_init(RandomState::new).build_hasher();
+        h.write(key.path.as_os_str().as_encoded_bytes());
+        KeyDigest { path: h.finish(), size: key.size, mtime_ns: key.mtime_ns, regular: key.regular }
+    }
 }
 
 /// How the snapshot at version `to` differs from the one at version `from`:
@@ -149,8 +173,9 @@ impl Session {
         self.awaits_render.is_none() && self.derived.as_ref().is_some_and(|d| d.key == *key)
     }
 
-    pub fn set(&mut self, derived: Derived) {
-        if self.evicted.take().as_ref() != Some(&derived.key) {
+    pub fn set(&mut self, derived: impl Into<Box<Derived>>) {
+        let derived = derived.into();
+        if self.evicted.take() != Some(KeyDigest::of(&derived.key)) {
             self.version = NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         self.derived = Some(derived);
@@ -166,7 +191,7 @@ impl Session {
     }
 
     fn evict(&mut self) {
-        self.evicted = self.derived.take().map(|d| d.key);
+        self.evicted = self.derived.take().map(|d| KeyDigest::of(&d.key));
         self.replay = None;
         self.delta = None;
     }
@@ -186,9 +211,9 @@ pub(super) struct Sessions {
     /// read, neither hashes twice nor allocates.
     map: HashMap<String, Session, RandomState>,
     clock: u64,
-    /// Derivations since the last trim: a trim looks at every session, so
-    /// it runs only after half the bound's worth of them.
-    derived_since_trim: usize,
+    /// The clock at the last trim: a trim looks at every session, so it
+    /// runs only after half the bound's worth of uses.
+    trimmed_at: u64,
 }
 
 impl Sessions {
@@ -209,11 +234,6 @@ impl Sessions {
         session
     }
 
-    /// Counts a derivation towards the next trim.
-    pub fn derived_one(&mut self) {
-        self.derived_since_trim += 1;
-    }
-
     pub fn remove(&mut self, id: &str) {
         self.map.remove(id);
     }
@@ -226,21 +246,28 @@ impl Sessions {
         self.map.values()
     }
 
+    /// How many sessions hold their derived state.
+    #[cfg(test)]
+    pub fn derived_count(&self) -> usize {
+        self.map.values().filter(|s| s.derived.is_some()).count()
+    }
+
     /// Keeps at most [`MAX_DERIVED`] sessions' derived state: past that,
     /// the least recently used are dropped down to half the bound. Called
     /// at the start of an operation, never between one and the hand-out of
     /// what it derived.
     pub fn trim(&mut self) {
-        if self.derived_since_trim < MAX_DERIVED / 2 || self.map.len() <= MAX_DERIVED {
+        let max = MAX_DERIVED;
+        if self.map.len() <= max || self.clock - self.trimmed_at < (max / 2) as u64 {
             return;
         }
-        self.derived_since_trim = 0;
+        self.trimmed_at = self.clock;
         let mut held: Vec<(u64, &mut Session)> = self.map.values_mut().filter(|s| s.derived.is_some()).map(|s| (s.last_used, s)).collect();
-        if held.len() <= MAX_DERIVED {
+        if held.len() <= max {
             return;
         }
         held.sort_unstable_by_key(|(used, _)| *used);
-        let surplus = held.len() - MAX_DERIVED / 2;
+        let surplus = held.len() - max / 2;
         for (_, session) in held.into_iter().filter(|(_, s)| s.evictable()).take(surplus) {
             session.evict();
         }

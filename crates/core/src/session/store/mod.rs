@@ -43,7 +43,7 @@ pub use append::NewEvent;
 pub use cache::{Changed, Delta, MAX_DERIVED};
 pub use error::StoreError;
 
-use cache::{Derived, FileKey, Session, Sessions};
+use cache::{Derived, FileKey, KeptReplay, Session, Sessions};
 use error::state_missing;
 
 pub struct Store {
@@ -152,7 +152,6 @@ impl Store {
         if session.is_current(&key) {
             return Ok(());
         }
-        self.sessions.derived_one();
         let snapshot_path = self.layout.snapshot_path(id);
         let session = self.sessions.entry(id);
         let jsid = JsStr::from(id);
@@ -201,12 +200,7 @@ impl Store {
         // Kept so that, once another process appends, only the new tail is
         // read. It is not advanced by this store's own appends: those lines
         // are in the file, and the next tail read takes them with the rest.
-        if key.exists() {
-            session.replay = Some(replay);
-            session.replay_path = key.path;
-        } else {
-            session.replay = None;
-        }
+        session.replay = key.exists().then(|| Box::new(KeptReplay { replay: *replay, path: key.path }));
         Ok(())
     }
 
@@ -339,7 +333,7 @@ impl Store {
     pub fn host_handles(&self, found: &mut dyn FnMut(u32)) {
         let mut stack: Vec<&Value> = Vec::new();
         for session in self.sessions.values() {
-            if let Some(Derived { snapshot: Cached::Model(model), .. }) = &session.derived {
+            if let Some(Cached::Model(model)) = session.derived.as_deref().map(|d| &d.snapshot) {
                 stack.extend(model.built_values());
             }
             while let Some(v) = stack.pop() {
@@ -377,11 +371,10 @@ impl Store {
 /// The replay for `path`, extended by its new tail when the prefix still
 /// matches, replayed from scratch otherwise.
 fn replay_current(session: &mut Session, path: &Path, id: &JsStr, locking: Locking, host: &dyn Host) -> Result<Box<Replay>, FsError> {
-    if session.replay_path == path {
-        if let Some(mut r) = session.replay.take() {
-            if journal::replay_tail(&mut r, path, host, locking)? {
-                return Ok(r);
-            }
+    if let Some(kept) = session.replay.take().filter(|k| k.path == path) {
+        let mut r = Box::new(kept.replay);
+        if journal::replay_tail(&mut r, path, host, locking)? {
+            return Ok(r);
         }
     }
     journal::replay_file(path, id, host, locking).map(Box::new)

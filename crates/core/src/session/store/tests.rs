@@ -275,3 +275,26 @@ fn an_unlocked_append_racing_an_append_is_not_lost() {
     let mut reader = Store::open(&root, false).unwrap();
     assert_eq!(text(reader.read("s", true, &host).unwrap().snapshot), got);
 }
+
+/// A store that touches many sessions keeps the derived state of at most
+/// `MAX_DERIVED` of them; a dropped one read again from an unchanged journal
+/// comes back as the same version (the object a caller holds stays the one
+/// returned), from a changed journal as a new one.
+#[test]
+fn the_cache_is_bounded_and_a_dropped_session_keeps_its_version() {
+    let root = temp_root("bound");
+    let host = TestHost(1_893_456_000_000.0);
+    let mut store = Store::open(&root, false).unwrap();
+    let ids: Vec<String> = (0..MAX_DERIVED * 2).map(|i| format!("s{i}")).collect();
+    let first = store.append(&ids[0], &mut Some(event(&format!(r#"{{"type":"generate","id":"{}"}}"#, ids[0]))), &host).unwrap().version;
+    for id in &ids[1..] {
+        store.append(id, &mut Some(event(&format!(r#"{{"type":"generate","id":"{id}"}}"#))), &host).unwrap();
+        store.read(id, true, &host).unwrap();
+    }
+    assert!(store.sessions.derived_count() <= MAX_DERIVED, "{} sessions hold their state", store.sessions.derived_count());
+    assert!(store.current(&ids[0]).is_none(), "the least recently used was dropped");
+    assert_eq!(store.read(&ids[0], true, &host).unwrap().version, first, "same journal, same version");
+    append_raw(&store.journal_path(&ids[1]), "{\"seq\":2,\"id\":\"s1\",\"type\":\"agent_done\",\"ts\":\"2030-01-01T00:00:00.000Z\",\"event\":{\"type\":\"agent_done\"}}\n");
+    let before = store.sessions.get(&ids[1]).unwrap().version;
+    assert_ne!(store.read(&ids[1], true, &host).unwrap().version, before, "a changed journal, a new version");
+}
