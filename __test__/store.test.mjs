@@ -16,7 +16,7 @@ test('exports: a Set of fenced phases and the four functions', () => {
 });
 
 test('named ESM imports work', async () => {
-  const mod = await import('../index.js');
+  const mod = await import('../index.mjs');
   assert.equal(typeof mod.createLiveSessionStore, 'function');
   assert.ok(mod.GENERATION_FENCED_PHASES.has('completed'));
 });
