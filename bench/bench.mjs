@@ -13,7 +13,8 @@
 // the floor (the least work any implementation must do for the row, measured
 // in the same run), how far native is above that floor, and the row's
 // absolute check where it has one (peak memory, load time, flat replay
-// scaling, the long line against the old module).
+// scaling, the long line against the old module, nothing lost or torn under
+// contention).
 //
 // Workloads: one module each, bench/workloads/<name>.mjs, run in the order
 // of WORKLOADS below (the names --only takes). A workload module exports
@@ -54,6 +55,7 @@ const WORKLOADS = [
   'memory',
   'durable',
   'load',
+  'contention',
 ];
 
 const workload = (name) => import(new URL(`./workloads/${name}.mjs`, import.meta.url).href);

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -305,10 +305,12 @@ export const CFG = QUICK ? {
   rounds: 5, replayRounds: 5, appendOps: 120, phaseOps: 1000, snapshotOps: 2000, replayEvents: 5_000, scale: [1_000, 5_000, 20_000],
   staleEvents: 2_000, foreignEvents: 10_000, foreignOps: { native: 20, js: 1 }, listSessions: 100, listWarmOps: 5, listFreshOps: 2,
   lockOps: 100, trafficAppends: 150, trafficReplays: 20, daySessions: 50, dayOps: 300, durableOps: 10, memorySessions: 300, memoryRounds: 3,
+  contention: { writers: 4, appends: 100, readMs: 1000 },
 } : {
   rounds: 7, replayRounds: 15, appendOps: 1500, phaseOps: 1000, snapshotOps: 20_000, replayEvents: 20_000, scale: [1_000, 10_000, 100_000],
   staleEvents: 5_000, foreignEvents: 10_000, foreignOps: { native: 200, js: 3 }, listSessions: 500, listWarmOps: 20, listFreshOps: 5,
   lockOps: 300, trafficAppends: 600, trafficReplays: 100, daySessions: 50, dayOps: 1500, durableOps: 40, memorySessions: 1_000, memoryRounds: 5,
+  contention: { writers: 4, appends: 300, readMs: 3000 },
 };
 CFG.settle = !argv.includes('--no-settle');
 if (roundsArg >= 0) CFG.rounds = Math.max(5, Number(argv[roundsArg + 1]) || CFG.rounds);
@@ -374,6 +376,29 @@ export async function alternateColdReplays(impls, label, id, journal, rounds = C
 
 // ---------------------------------------------------------------------------
 // Child processes
+
+/**
+ * Starts a child process of the runner (`--child ...args`) and returns at
+ * once: `onLine` sees each line of its stdout as it comes; `done` resolves
+ * with its exit status, its stdout lines and its stderr once it has exited.
+ */
+export function startChild(args, onLine = () => {}) {
+  const proc = spawn(process.execPath, [RUNNER, '--child', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines = [];
+  let partial = '';
+  let stderr = '';
+  proc.stdout.setEncoding('utf8').on('data', (chunk) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop();
+    for (const line of parts) {
+      lines.push(line);
+      onLine(line);
+    }
+  });
+  proc.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk; });
+  const done = new Promise((resolve) => proc.on('close', (status, signal) => resolve({ status, signal, lines, stderr })));
+  return { done };
+}
 
 /** Peak RSS of a child process running `args`, with its JSON result. */
 export function runChild(args) {
