@@ -659,7 +659,7 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
     // The package as installed, but without its binary (and no platform package).
     const copy = makeProject('no-binary');
     for (const f of ['index.js', 'index.mjs', 'binding.js', 'platform.js', 'package.json']) fs.copyFileSync(path.join(PACKAGE_DIR, f), path.join(copy, f));
-    for (const d of ['bin', 'vendor']) fs.cpSync(path.join(PACKAGE_DIR, d), path.join(copy, d), { recursive: true });
+    for (const d of ['bin', 'lib', 'vendor']) fs.cpSync(path.join(PACKAGE_DIR, d), path.join(copy, d), { recursive: true });
     // Without QUIVER_LIVE_NATIVE_BINARY, which would load a binary from elsewhere.
     const { QUIVER_LIVE_NATIVE_BINARY: _chosen, ...env } = process.env;
     const cli = (args) => spawnSync(process.execPath, [path.join(copy, 'bin', 'quiver-live.mjs'), ...args], { encoding: 'utf8', timeout: 20_000, env: { ...env, NO_COLOR: '1' } });

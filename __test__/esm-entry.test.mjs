@@ -36,6 +36,11 @@ test('import, then require: one instance', () => {
   assert.deepEqual(cjsNames, ['GENERATION_FENCED_PHASES', 'createLiveSessionStore', 'sourceLockPath', 'withSourceLockSync']);
 });
 
+test("the CommonJS entry's exports are lib/api.cjs's EXPORTS, in order (the ESM entry's, above)", () => {
+  const { EXPORTS } = createRequire(import.meta.url)('../lib/api.cjs');
+  assert.deepEqual(Object.keys(createRequire(import.meta.url)('../index.js')), Object.values(EXPORTS).flat());
+});
+
 test('require, then import: one instance', () => {
   const out = node(script(`
     import { createRequire } from 'node:module';
@@ -46,14 +51,14 @@ test('require, then import: one instance', () => {
   assert.deepEqual(JSON.parse(out), [true, true]);
 });
 
-test("an error thrown by the wrapper names index.js in its stack", (t) => {
+test("an error thrown by the wrapper names the wrapper's module in its stack", (t) => {
   // The store makes its sessions directory under cwd: a project of its own.
   const project = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-esm-stack-'));
   t.after(() => fs.rmSync(project, { recursive: true, force: true }));
   const out = node(script(`
     const { createLiveSessionStore } = await import(${JSON.stringify(ENTRY_URL)});
     try { createLiveSessionStore({ cwd: process.cwd() }).getSnapshot('a/b'); } catch (error) {
-      console.log(JSON.stringify([error.message, error.stack.includes(${JSON.stringify(path.join(PACKAGE_DIR, 'index.js'))})]));
+      console.log(JSON.stringify([error.message, error.stack.includes(${JSON.stringify(path.join(PACKAGE_DIR, 'lib', 'api.cjs'))})]));
     }
   `), { cwd: project });
   assert.deepEqual(JSON.parse(out), ['invalid session id: a/b', true]);
@@ -78,6 +83,7 @@ function installedProject(t, { nested = false } = {}) {
   const pkg = path.join(dir, 'node_modules', 'quiver-live-native');
   fs.mkdirSync(pkg, { recursive: true });
   for (const f of ['index.js', 'index.mjs', 'binding.js', 'platform.js', 'package.json']) fs.copyFileSync(path.join(PACKAGE_DIR, f), path.join(pkg, f));
+  fs.cpSync(path.join(PACKAGE_DIR, 'lib'), path.join(pkg, 'lib'), { recursive: true });
   const platformPackage = (parent) => {
     const at = path.join(parent, `quiver-live-native-${key}`);
     fs.mkdirSync(at, { recursive: true });

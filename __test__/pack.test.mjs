@@ -59,9 +59,12 @@ test('the packed packages install offline and work without cargo on PATH', { tim
   for (const f of ['package.json', 'index.js', 'index.mjs', 'index.d.ts', 'binding.js', 'bin/quiver-live.mjs', 'README.md', 'LICENSE', 'CHANGELOG.md']) {
     assert.ok(files.includes(f), `${f} in the root tarball`);
   }
-  // The CLI is bin/quiver-live.mjs and the modules it imports: all of bin/ ships.
-  for (const f of fs.readdirSync(path.join(root, 'bin'), { recursive: true }).filter((f) => f.endsWith('.mjs'))) {
-    assert.ok(files.includes(`bin/${f.split(path.sep).join('/')}`), `bin/${f} in the root tarball`);
+  // The CLI is bin/quiver-live.mjs and the modules it imports, the API is
+  // index.js over lib/: all of bin/ and lib/ ships.
+  for (const [dir, ext] of [['bin', '.mjs'], ['lib', '.cjs']]) {
+    for (const f of fs.readdirSync(path.join(root, dir), { recursive: true }).filter((f) => f.endsWith(ext))) {
+      assert.ok(files.includes(`${dir}/${f.split(path.sep).join('/')}`), `${dir}/${f} in the root tarball`);
+    }
   }
   assert.ok(platformTgzs.length >= 1);
   for (const tgz of platformTgzs) {

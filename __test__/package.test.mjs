@@ -8,7 +8,7 @@ import os from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describeBinary, platformKey, platformProblems, rootProblems } from '../scripts/check-package.mjs';
+import { describeBinary, platformKey, platformProblems, rootProblems, testHooks } from '../scripts/check-package.mjs';
 import { versionMismatches } from '../scripts/version.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -152,6 +152,25 @@ test('the release check refuses a platform package without its binary, or with t
   assert.deepEqual(platformProblems(floor, { glibcFloor: false }), []);
   assert.deepEqual(platformProblems(stage('darwin-arm64', machO(0x0100000c))), []);
   assert.match(platformProblems(stage('win32-x64-msvc', machO(0x01000007)))[0], /mach-o binary for darwin x64, not win32 x64/);
+  const hooked = stage('linux-arm64-musl', elf(183, 'libc.so\0storePanicForTest\0storeOpen\0'));
+  assert.deepEqual(platformProblems(hooked), [
+    `quiver-live-native-linux-arm64-musl: quiver-live-native.linux-arm64-musl.node is a test build, with the test hooks storePanicForTest (release binaries come from \`npm run build\`)`,
+  ]);
+  assert.deepEqual(platformProblems(hooked, { testBuild: true }), []);
+});
+
+test('test hooks: npm test builds with them, the release build (npm run build) without', () => {
+  const { build, 'build:test': buildTest, test: npmTest } = pkg.scripts;
+  assert.match(buildTest, / --features test-hooks /);
+  assert.equal(buildTest.replace(' --features test-hooks', ''), build, 'the test build is the release build plus the feature');
+  assert.doesNotMatch(build, /features/);
+  assert.match(npmTest, /^npm run build:test && /);
+  assert.match(fs.readFileSync(path.join(root, 'crates', 'node', 'Cargo.toml'), 'utf8'), /^\[features\]\n(#.*\n)*test-hooks = \[\]$/m);
+  // The hook's name is what the release check looks for.
+  const binding = createRequire(import.meta.url)('../binding.js');
+  const loaded = Object.keys(createRequire(import.meta.url).cache).find((p) => p.endsWith('.node'));
+  const hooks = Object.keys(binding).filter((name) => name.endsWith('ForTest'));
+  assert.deepEqual(testHooks(fs.readFileSync(loaded)), hooks);
 });
 
 test('the binary this run loads is what its name says', () => {

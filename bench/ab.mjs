@@ -5,15 +5,17 @@
 //   cp quiver-live-native.linux-x64-gnu.node /tmp/before.node   # then change, rebuild
 //   node bench/ab.mjs /tmp/before.node ./quiver-live-native.linux-x64-gnu.node
 //
-// Each path is a .node file (or anything require() loads that exports
-// createLiveSessionStore); copies under different paths load as separate
-// instances. Prints the median and minimum µs per append of each.
+// Each path is a .node file, over which the package's API is made (lib/api.cjs's
+// `create`), or a module that exports createLiveSessionStore; copies under
+// different paths load as separate instances. Prints the median and minimum
+// µs per append of each.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
 const require = createRequire(import.meta.url);
+const { create } = require('../lib/api.cjs');
 const files = process.argv.slice(2);
 if (files.length === 0) {
   console.error('usage: node bench/ab.mjs A.node [B.node ...]  (env: N ops per round, default 1500; R rounds, default 9)');
@@ -38,7 +40,8 @@ const TOKEN = '6f1c2b9e-4d7a-4e8b-9a35-2c1d0e7f8a94';
 const ID = '5e1d07a3'; // 8 hex characters, as the browser makes session ids
 
 const contenders = files.map((file) => {
-  const mod = require(path.resolve(file));
+  const loaded = require(path.resolve(file));
+  const mod = typeof loaded.createLiveSessionStore === 'function' ? loaded : create(loaded);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-ab-'));
   fs.mkdirSync(path.join(dir, '.git'));
   const store = mod.createLiveSessionStore({ cwd: dir });

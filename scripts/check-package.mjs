@@ -16,9 +16,10 @@
 // A platform package's binary is its `main`: the release check wants it
 // present and built for that package's OS, CPU and C library (an ELF,
 // Mach-O or PE header with the right machine; on Linux gnu no glibc symbol
-// newer than 2.17, on musl no glibc at all). Each npm/<platform>
-// package.json also has a `prepack` of its own that refuses a tarball
-// without its `main`.
+// newer than 2.17, on musl no glibc at all), and without the test build's
+// hooks (functions named `*ForTest`, which only the test-hooks feature
+// compiles in). Each npm/<platform> package.json also has a `prepack` of its
+// own that refuses a tarball without its `main`.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -95,14 +96,24 @@ export function describeBinary(bytes) {
 }
 
 /**
- * The problems of a platform package dir: its binary missing, or built for
- * another platform (or, unless `glibcFloor` is false, for a newer glibc).
+ * The test build's hooks a binary carries: the names of the functions it
+ * registers (NUL-terminated, as Node-API takes them) that end in `ForTest`.
  */
-export function platformProblems(dir, { glibcFloor = true } = {}) {
+export function testHooks(bytes) {
+  return [...new Set([...bytes.toString('latin1').matchAll(/([A-Za-z]\w*ForTest)\0/g)].map((m) => m[1]))];
+}
+
+/**
+ * The problems of a platform package dir: its binary missing, or built for
+ * another platform (or, unless `glibcFloor` is false, for a newer glibc), or
+ * (unless `testBuild` is true) a test build.
+ */
+export function platformProblems(dir, { glibcFloor = true, testBuild = false } = {}) {
   const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
   const file = path.join(dir, pkg.main);
   if (!fs.existsSync(file)) return [`${pkg.name}: ${pkg.main} is missing (build it, then \`napi artifacts\`)`];
-  const got = describeBinary(fs.readFileSync(file));
+  const bytes = fs.readFileSync(file);
+  const got = describeBinary(bytes);
   const want = { os: pkg.os?.[0], cpu: pkg.cpu?.[0], libc: pkg.libc?.[0] };
   const problems = [];
   if (got.os !== want.os || got.cpu !== want.cpu) {
@@ -114,6 +125,8 @@ export function platformProblems(dir, { glibcFloor = true } = {}) {
   if (want.libc === 'musl' && got.format === 'elf' && !got.musl) {
     problems.push(`${pkg.name}: ${pkg.main} links glibc, not musl`);
   }
+  const hooks = testBuild ? [] : testHooks(bytes);
+  if (hooks.length) problems.push(`${pkg.name}: ${pkg.main} is a test build, with the test hooks ${hooks.join(', ')} (release binaries come from \`npm run build\`)`);
   return problems;
 }
 

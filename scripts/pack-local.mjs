@@ -10,8 +10,9 @@
 // (beside package.json, and the one QUIVER_LIVE_NATIVE_BINARY names).
 // Install them together: `npm install DIR/*.tgz`. The packages of the other
 // platforms are optional and left out. Each tarball passes the checks of
-// scripts/check-package.mjs (the glibc floor aside: a local build links
-// against this machine's glibc). Prints the tarballs' paths as JSON.
+// scripts/check-package.mjs, two aside: the glibc floor (a local build links
+// against this machine's glibc) and test hooks (after `npm test`, the build
+// here is the test build). Prints the tarballs' paths as JSON.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -68,7 +69,7 @@ try {
     const dir = path.join(stage, key);
     fs.cpSync(path.join(PACKAGE_DIR, 'npm', key), dir, { recursive: true });
     fs.copyFileSync(file, path.join(dir, `${binaryName}.${key}.node`));
-    const wrong = platformProblems(dir, { glibcFloor: false });
+    const wrong = platformProblems(dir, { glibcFloor: false, testBuild: true });
     if (wrong.length) fail(wrong.join('; '));
     tarballs.push(pack(dir, out));
   }

@@ -46,7 +46,9 @@ import { checkUpstream, IMPLEMENTED } from './upstream-check.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const PACKAGE_DIR = path.resolve(here, '..');
-const packageEntry = path.join(PACKAGE_DIR, 'index.js');
+// The ESM entry, which the swapped modules import.
+const packageEntry = path.join(PACKAGE_DIR, 'index.mjs');
+const { EXPORTS } = createRequire(import.meta.url)(path.join(PACKAGE_DIR, 'lib', 'api.cjs'));
 
 const STORE_FILES = ['tests/live-session-store.test.mjs'];
 const LOCK_FILES = ['tests/live-source-lock.test.mjs'];
@@ -224,8 +226,7 @@ function writeReexport(file, names) {
 
 function applyFullSwap(dir) {
   const live = path.join(dir, LIVE_DIR);
-  writeReexport(path.join(live, 'session-store.mjs'), ['createLiveSessionStore', 'GENERATION_FENCED_PHASES']);
-  writeReexport(path.join(live, 'source-lock.mjs'), ['withSourceLockSync', 'sourceLockPath']);
+  for (const [file, names] of Object.entries(EXPORTS)) writeReexport(path.join(live, file), names);
 }
 
 function applyMixedSwap(dir) {

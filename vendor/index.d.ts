@@ -11,7 +11,7 @@ export interface VendorOptions {
   shims?: string | null
   /** Replace a non-empty directory that holds no bundle, or shims over changed files. Default `false`. */
   force?: boolean
-  /** The package to vendor from. Default: this package. */
+  /** The package whose version and binaries are vendored (the JavaScript is always this package's). Default: this package. */
   packageDir?: string
 }
 

@@ -5,12 +5,13 @@
 //   const { vendor } = require('quiver-live-native/vendor');
 //   vendor('skill/scripts/live/quiver-live-native', { platforms: ['linux-x64-gnu'], shims: 'skill/scripts/live' });
 //
-// The folder holds index.mjs and index.cjs (the package's four exports),
-// loader.cjs and platform.cjs (which binary fits this process), one binary
-// per platform, and manifest.json (the version and each binary's size and
-// sha256, which the loader checks). index.cjs is this package's index.js with
-// its binding taken from loader.cjs, and index.mjs its index.mjs pointing at
-// index.cjs: the wrapper exists once, in the package, and is copied here.
+// The folder holds index.mjs and index.cjs (the package's exports), lib/
+// (the package's lib/, copied as it is), loader.cjs and platform.cjs (which
+// binary fits this process), one binary per platform, and manifest.json (the
+// version and each binary's size and sha256, which the loader checks).
+// index.cjs makes the API with lib/api.cjs's `create` over the binding
+// loader.cjs loads, as the package's index.js does over binding.js: the
+// wrapper exists once, in the package's lib/, and is copied here.
 //
 // With `shims`, the skill's live directory gets the integration:
 // session-store.mjs and source-lock.mjs are moved to session-store.js.mjs and
@@ -24,6 +25,7 @@ const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const { pathToFileURL } = require('node:url');
 const { SUPPORTED, platformKey } = require('../platform.js');
+const { EXPORTS } = require('../lib/api.cjs');
 
 const PACKAGE_DIR = path.resolve(__dirname, '..');
 const NAME = 'quiver-live-native';
@@ -32,10 +34,7 @@ const SHIM_MARKER = 'Written by `quiver-live vendor --shims`';
 const BUNDLE_PLACEHOLDER = "const BUNDLE = './quiver-live-native/';";
 
 /** The modules the shims replace, with the names each exports. */
-const SHIMMED = [
-  { file: 'session-store.mjs', moved: 'session-store.js.mjs', names: ['createLiveSessionStore', 'GENERATION_FENCED_PHASES'] },
-  { file: 'source-lock.mjs', moved: 'source-lock.js.mjs', names: ['withSourceLockSync', 'sourceLockPath'] },
-];
+const SHIMMED = Object.entries(EXPORTS).map(([file, names]) => ({ file, moved: file.replace(/\.mjs$/, '.js.mjs'), names }));
 
 class VendorError extends Error {
   constructor(message, code = 'QLN_USAGE') {
@@ -102,6 +101,20 @@ function requestedPlatforms(platforms, found) {
   return [...new Set(list)];
 }
 
+/** The bundle's CommonJS entry: the package's API over the binary the bundle's loader checks and loads. */
+const BUNDLE_CJS = `'use strict';
+module.exports = require('./lib/api.cjs').create(require('./loader.cjs'));
+`;
+
+/** The bundle's ESM entry: index.cjs through Node's require, so that \`import\` and \`require\` share one instance. */
+const BUNDLE_ESM = `import { createRequire } from 'node:module';
+
+const api = createRequire(import.meta.url)('./index.cjs');
+
+export const { ${Object.values(EXPORTS).flat().join(', ')} } = api;
+export default api;
+`;
+
 /** `text` with its only `from` replaced by `to`; throws when `from` is not there exactly once. */
 function replaceOnce(text, from, to, what) {
   const parts = text.split(from);
@@ -118,8 +131,8 @@ function bundleReadme(version, binaries) {
 
 Written by \`npx ${NAME} vendor\`; do not edit: run it again to update.
 
-- \`index.mjs\` / \`index.cjs\`: \`createLiveSessionStore\`, \`GENERATION_FENCED_PHASES\`,
-  \`withSourceLockSync\`, \`sourceLockPath\` (the API of session-store.mjs and source-lock.mjs).
+- \`index.mjs\` / \`index.cjs\`: ${Object.entries(EXPORTS).map(([file, names]) => `${names.map((n) => `\`${n}\``).join(', ')} (the API of ${file})`).join(',\n  ')}.
+- \`lib/\`: the package's JavaScript, which makes that API over the binary.
 - \`loader.cjs\`, \`platform.cjs\`: pick this platform's binary, check its size and sha256
   against \`manifest.json\`, load it; they throw (with a \`code\`) when no good binary is here.
 - Binaries: ${binaries.map((b) => `\`${b.platform}\``).join(', ')}.
@@ -169,14 +182,14 @@ function vendor(dir, { platforms, shims, force = false, packageDir = PACKAGE_DIR
   fs.mkdirSync(staging);
   const binaries = [];
   try {
-    const indexJs = fs.readFileSync(path.join(packageDir, 'index.js'), 'utf8');
-    const indexMjs = fs.readFileSync(path.join(packageDir, 'index.mjs'), 'utf8');
-    fs.writeFileSync(path.join(staging, 'index.cjs'),
-      generatedHeader(version, 'index.js') + replaceOnce(indexJs, "require('./binding.js')", "require('./loader.cjs')", 'index.js'));
-    fs.writeFileSync(path.join(staging, 'index.mjs'),
-      generatedHeader(version, 'index.mjs') + replaceOnce(indexMjs, "const ENTRY = './index.js';", "const ENTRY = './index.cjs';", 'index.mjs'));
-    fs.writeFileSync(path.join(staging, 'loader.cjs'), generatedHeader(version, 'vendor/loader.cjs') + fs.readFileSync(path.join(__dirname, 'loader.cjs'), 'utf8'));
-    fs.writeFileSync(path.join(staging, 'platform.cjs'), generatedHeader(version, 'platform.js') + fs.readFileSync(path.join(packageDir, 'platform.js'), 'utf8'));
+    fs.writeFileSync(path.join(staging, 'index.cjs'), generatedHeader(version, 'vendor/index.js') + BUNDLE_CJS);
+    fs.writeFileSync(path.join(staging, 'index.mjs'), generatedHeader(version, 'vendor/index.js') + BUNDLE_ESM);
+    // The JavaScript is this package's own, as it runs here.
+    const copy = (from, to) => fs.writeFileSync(path.join(staging, to), generatedHeader(version, from) + fs.readFileSync(path.join(PACKAGE_DIR, from), 'utf8'));
+    fs.mkdirSync(path.join(staging, 'lib'));
+    for (const file of fs.readdirSync(path.join(PACKAGE_DIR, 'lib')).filter((f) => f.endsWith('.cjs'))) copy(`lib/${file}`, `lib/${file}`);
+    copy('vendor/loader.cjs', 'loader.cjs');
+    copy('platform.js', 'platform.cjs');
     for (const key of chosen) {
       const file = binaryName(key);
       fs.copyFileSync(found[key].path, path.join(staging, file));

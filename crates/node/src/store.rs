@@ -187,8 +187,9 @@ pub fn store_read_active(env: Env, store: &External<NativeStore>) -> Result<(Vec
 
 /// Panics, on purpose, halfway through an operation on the session `id`
 /// (its state read and borrowed): the only way to show from JavaScript that
-/// a panic becomes a thrown Error and leaves the store usable. Not part of
-/// the API: index.js does not export it, and only the tests call it.
+/// a panic becomes a thrown Error and leaves the store usable. Only in the
+/// test build (the `test-hooks` feature): no release binary has it.
+#[cfg(feature = "test-hooks")]
 #[napi(catch_unwind)]
 pub fn store_panic_for_test(env: Env, store: &External<NativeStore>, id: String) -> Result<()> {
     let js = Js::new(env.raw());
