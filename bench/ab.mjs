@@ -4,6 +4,12 @@
 //
 //   cp quiver-live-native.linux-x64-gnu.node /tmp/before.node   # then change, rebuild
 //   node bench/ab.mjs /tmp/before.node ./quiver-live-native.linux-x64-gnu.node
+//   node bench/ab.mjs --day /tmp/before.node ./quiver-live-native.linux-x64-gnu.node
+//
+// Without --day: small events appended to one session. With --day: the bench's
+// server's day (workloads/day.mjs: 50 sessions round-robin, each append read
+// back by a second store, a listing every 10 appends), µs per append, a
+// fresh project per round.
 //
 // Each path is a .node file, over which the package's API is made (lib/api.cjs's
 // `create`), or a module that exports createLiveSessionStore; copies under
@@ -14,11 +20,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
+import { dayPlan } from './workloads/day.mjs';
+
 const require = createRequire(import.meta.url);
 const { create } = require('../lib/api.cjs');
-const files = process.argv.slice(2);
+const DAY = process.argv.includes('--day');
+const files = process.argv.slice(2).filter((a) => a !== '--day');
 if (files.length === 0) {
-  console.error('usage: node bench/ab.mjs A.node [B.node ...]  (env: N ops per round, default 1500; R rounds, default 9)');
+  console.error('usage: node bench/ab.mjs [--day] A.node [B.node ...]  (env: N ops per round, default 1500; R rounds, default 9)');
   process.exit(2);
 }
 const N = Number(process.env.N || 1500);
@@ -39,32 +48,66 @@ function smallEvent(id, i) {
 const TOKEN = '6f1c2b9e-4d7a-4e8b-9a35-2c1d0e7f8a94';
 const ID = '5e1d07a3'; // 8 hex characters, as the browser makes session ids
 
+function project() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-ab-'));
+  fs.mkdirSync(path.join(dir, '.git'));
+  return dir;
+}
+
 const contenders = files.map((file) => {
   const loaded = require(path.resolve(file));
   const mod = typeof loaded.createLiveSessionStore === 'function' ? loaded : create(loaded);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-ab-'));
-  fs.mkdirSync(path.join(dir, '.git'));
-  const store = mod.createLiveSessionStore({ cwd: dir });
-  store.appendEvent({
-    type: 'generate', id: ID, pageUrl: '/pricing', count: 3, action: 'bolder',
-    element: {
-      tagName: 'section', id: null, classes: ['hero', 'hero--dark'], textContent: 'Simple pricing for teams',
-      outerHTML: '<section class="hero hero--dark"><h1 class="hero__title">Simple pricing for teams</h1></section>',
-    },
-    token: TOKEN,
-  });
-  return { file, dir, store, i: 0, times: [] };
+  return { file, mod, i: 0, times: [] };
 });
 
-for (let r = 0; r < R; r++) {
-  for (const c of contenders) {
+/** One round of appends to one session, in the contender's own project (made on its first round). */
+function appendRound(c) {
+  if (!c.store) {
+    c.dir = project();
+    c.store = c.mod.createLiveSessionStore({ cwd: c.dir });
+    c.store.appendEvent({
+      type: 'generate', id: ID, pageUrl: '/pricing', count: 3, action: 'bolder',
+      element: {
+        tagName: 'section', id: null, classes: ['hero', 'hero--dark'], textContent: 'Simple pricing for teams',
+        outerHTML: '<section class="hero hero--dark"><h1 class="hero__title">Simple pricing for teams</h1></section>',
+      },
+      token: TOKEN,
+    });
+  }
+  const t0 = process.hrtime.bigint();
+  for (let k = 0; k < N; k++) c.store.appendEvent(smallEvent(ID, ++c.i));
+  return Number(process.hrtime.bigint() - t0) / 1000 / N;
+}
+
+const day = DAY ? dayPlan(50, N) : null;
+
+/** One server's day in a fresh project: µs per append, reads and listings included. */
+function dayRound(c) {
+  const dir = project();
+  try {
+    const writer = c.mod.createLiveSessionStore({ cwd: dir });
+    const reader = c.mod.createLiveSessionStore({ cwd: dir });
+    for (const e of day.leadIn) writer.appendEvent(e);
+    reader.listActiveSessions();
     const t0 = process.hrtime.bigint();
-    for (let k = 0; k < N; k++) c.store.appendEvent(smallEvent(ID, ++c.i));
-    c.times.push(Number(process.hrtime.bigint() - t0) / 1000 / N);
+    for (let op = 0; op < day.stream.length; op++) {
+      const e = day.stream[op];
+      writer.appendEvent(e);
+      reader.getSnapshot(e.id);
+      if (op % 10 === 9) reader.listActiveSessions();
+    }
+    return Number(process.hrtime.bigint() - t0) / 1000 / day.stream.length;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+for (let r = 0; r < R; r++) {
+  for (const c of contenders) c.times.push(DAY ? dayRound(c) : appendRound(c));
+}
+const what = DAY ? "server's day" : 'append';
 for (const c of contenders) {
   const t = [...c.times].sort((a, b) => a - b);
-  console.log(`${c.file}: median ${t[t.length >> 1].toFixed(2)} µs, min ${t[0].toFixed(2)} µs per append (${R} rounds of ${N})`);
-  fs.rmSync(c.dir, { recursive: true, force: true });
+  console.log(`${c.file}: ${what} median ${t[t.length >> 1].toFixed(2)} µs, min ${t[0].toFixed(2)} µs, max ${t[t.length - 1].toFixed(2)} µs per append (${R} rounds of ${N})`);
+  if (c.dir) fs.rmSync(c.dir, { recursive: true, force: true });
 }

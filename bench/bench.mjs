@@ -53,6 +53,8 @@ const WORKLOADS = [
   'big',
   'long-line',
   'memory',
+  'memory-touch',
+  'open',
   'durable',
   'load',
   'contention',

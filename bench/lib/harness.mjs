@@ -304,12 +304,12 @@ const roundsArg = argv.indexOf('--rounds');
 export const CFG = QUICK ? {
   rounds: 5, replayRounds: 5, appendOps: 120, phaseOps: 1000, snapshotOps: 2000, replayEvents: 5_000, scale: [1_000, 5_000, 20_000],
   staleEvents: 2_000, foreignEvents: 10_000, foreignOps: { native: 20, js: 1 }, listSessions: 100, listWarmOps: 5, listFreshOps: 2,
-  lockOps: 100, trafficAppends: 150, trafficReplays: 20, daySessions: 50, dayOps: 300, durableOps: 10, memorySessions: 300, memoryRounds: 3,
+  lockOps: 100, trafficAppends: 150, trafficReplays: 20, daySessions: 50, dayOps: 300, durableOps: 10, memorySessions: 300, memoryRounds: 3, touchSessions: 2_000, touchRounds: 2, openSessions: 2_000, openOps: 50,
   contention: { writers: 4, appends: 100, readMs: 1000 },
 } : {
   rounds: 7, replayRounds: 15, appendOps: 1500, phaseOps: 1000, snapshotOps: 20_000, replayEvents: 20_000, scale: [1_000, 10_000, 100_000],
   staleEvents: 5_000, foreignEvents: 10_000, foreignOps: { native: 200, js: 3 }, listSessions: 500, listWarmOps: 20, listFreshOps: 5,
-  lockOps: 300, trafficAppends: 600, trafficReplays: 100, daySessions: 50, dayOps: 1500, durableOps: 40, memorySessions: 1_000, memoryRounds: 5,
+  lockOps: 300, trafficAppends: 600, trafficReplays: 100, daySessions: 50, dayOps: 1500, durableOps: 40, memorySessions: 1_000, memoryRounds: 5, touchSessions: 20_000, touchRounds: 3, openSessions: 20_000, openOps: 200,
   contention: { writers: 4, appends: 300, readMs: 3000 },
 };
 CFG.settle = !argv.includes('--no-settle');

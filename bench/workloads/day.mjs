@@ -4,6 +4,41 @@ import { hexId, sessionEvents, SESSION_KINDS, sessionsDir, journalOf, snapshotOf
 import { project, removeDir, now, usSince, median, alternate, probeFloor, lastAppendOf, NOTES, MISSES, row, fmt, CFG } from '../lib/harness.mjs';
 
 /**
+ * The events of a day of `slots` sessions and `ops` timed appends, the same
+ * every round (bench/ab.mjs --day times the same day): each slot's lead-in (appended
+ * untimed, so the day runs in a steady mix), then the timed stream, and
+ * which of its events is a new session's first.
+ */
+export function dayPlan(slots, ops) {
+  let next = 0;
+  const state = Array.from({ length: slots }, (_, s) => ({ i: 0, events: null, s }));
+  const start = (st) => {
+    const id = hexId(100_000 + next);
+    st.events = sessionEvents(id, SESSION_KINDS[next % SESSION_KINDS.length]);
+    st.i = 0;
+    next++;
+  };
+  const nextEvent = (st) => {
+    if (!st.events || st.i >= st.events.length) start(st);
+    return st.events[st.i++];
+  };
+  const leadIn = [];
+  for (const st of state) {
+    start(st);
+    const skip = (st.s * 7) % st.events.length;
+    for (let i = 0; i < skip; i++) leadIn.push(nextEvent(st));
+  }
+  const stream = [];
+  const firsts = [];
+  for (let op = 0; op < ops; op++) {
+    const st = state[op % slots];
+    stream.push(nextEvent(st));
+    firsts.push(st.i === 1);
+  }
+  return { leadIn, stream, firsts };
+}
+
+/**
  * A server's day: 50 sessions live at once, events round-robin across them,
  * each session a realistic cycle (generate … accept/complete, a steer, or a
  * discard; a finished session's slot starts a new one with a new id). After
@@ -14,40 +49,7 @@ import { project, removeDir, now, usSince, median, alternate, probeFloor, lastAp
 export async function run(impls) {
   const slots = CFG.daySessions;
   const ops = CFG.dayOps;
-  /**
-   * The day's events, the same every round: each slot's lead-in (appended
-   * untimed, so the day runs in a steady mix), then the timed stream, and
-   * which of its events is a new session's first.
-   */
-  function plan() {
-    let next = 0;
-    const state = Array.from({ length: slots }, (_, s) => ({ i: 0, events: null, s }));
-    const start = (st) => {
-      const id = hexId(100_000 + next);
-      st.events = sessionEvents(id, SESSION_KINDS[next % SESSION_KINDS.length]);
-      st.i = 0;
-      next++;
-    };
-    const nextEvent = (st) => {
-      if (!st.events || st.i >= st.events.length) start(st);
-      return st.events[st.i++];
-    };
-    const leadIn = [];
-    for (const st of state) {
-      start(st);
-      const skip = (st.s * 7) % st.events.length;
-      for (let i = 0; i < skip; i++) leadIn.push(nextEvent(st));
-    }
-    const stream = [];
-    const firsts = [];
-    for (let op = 0; op < ops; op++) {
-      const st = state[op % slots];
-      stream.push(nextEvent(st));
-      firsts.push(st.i === 1);
-    }
-    return { leadIn, stream, firsts };
-  }
-  const day = plan();
+  const day = dayPlan(slots, ops);
   const newSessions = day.firsts.filter(Boolean).length;
   /** A fresh project with every slot part-way through its first session. */
   function setup(mod) {
@@ -112,7 +114,7 @@ export async function run(impls) {
     let total = 0n;
     for (let n = 0; n < newSessions; n++) {
       const id = hexId(900_000 + n);
-      const staged = path.join(sessionsDir(d.dir), `.${id}.snapshot.json.${process.pid}.tmp`);
+      const staged = path.join(sessionsDir(d.dir), `.${id}.0123456789ab`);
       const t0 = now();
       for (const [file, bytes] of [[journalOf(d.dir, id), line], [staged, snapshot]]) {
         const fd = fs.openSync(file, 'wx');
