@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 
 use crate::sys::{Context, FsError};
 use crate::js::json;
-use crate::js::ops::is_integer;
 use crate::js::{JsStr, Object, Value};
 use crate::session::schema::{Field, COMPLETED_PHASES, FIELDS, FIELD_KEYS};
 use crate::session::snapshot::{Member, Snapshot};
@@ -292,18 +291,12 @@ fn skim_canonical(text: &str, id: &JsStr, journal_bytes: u64) -> Option<(Snapsho
     if has_extra_keys && members.iter().enumerate().any(|(i, m)| members[..i].iter().any(|o| o.key == m.key)) {
         return None;
     }
-    if plain_number(value(&meta[0]))? != journal_bytes as f64 {
-        return None;
-    }
-    let next_seq = plain_number(value(&meta[1]))?;
-    if next_seq.trunc() != next_seq {
-        return None;
-    }
     // `id` and `phase` are the first two base keys; an escaped string in
-    // either is left to the full parser.
-    if plain_string(value(&snapshot[0])) != Some(id.as_str()?) {
-        return None;
-    }
+    // either is left to the full parser, as is a number the skim cannot
+    // read as JSON.parse would.
+    let file_id = JsStr::from(plain_string(value(&snapshot[0]))?);
+    let numbers = (plain_number(value(&meta[0]))?, plain_number(value(&meta[1]))?);
+    let next_seq = trust_rule(Some(numbers.0), Some(numbers.1), Some(&file_id), id, journal_bytes).ok()?;
     let phase = value(&snapshot[1]);
     let completed = match plain_string(phase) {
         Some(p) => COMPLETED_PHASES.contains(&p),
@@ -354,28 +347,62 @@ pub enum Distrust {
     Id(Value),
 }
 
-/// The trust rule on a parsed file: its `__nextSeq` when readers may trust
-/// it for a journal of `journal_bytes` bytes, else every rule it breaks.
-fn trust(parsed: &Object, id: &JsStr, journal_bytes: u64) -> Result<f64, Vec<Distrust>> {
-    let member = |key| parsed.get(key).cloned().unwrap_or(Value::Undefined);
+/// A rule of the trust rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rule {
+    JournalBytes,
+    NextSeq,
+    Id,
+}
+
+/// The trust rule, the one place it is written: readers may trust a
+/// snapshot file for session `id` and a journal of `journal_bytes` bytes
+/// when its `__journalBytes` is a number equal to that size, its
+/// `__nextSeq` an integer number (returned), and its `id` that session's.
+/// Each argument is the file's member as the rule reads it: the number, or
+/// the string, `None` for any other value or none. Both readers of a file
+/// (the skim of a canonical file and the full parser) ask it.
+fn trust_rule(journal: Option<f64>, next_seq: Option<f64>, file_id: Option<&JsStr>, id: &JsStr, journal_bytes: u64) -> Result<f64, Vec<Rule>> {
     let mut broken = Vec::new();
-    if !matches!(parsed.get(META_JOURNAL_BYTES), Some(Value::Number(n)) if *n == journal_bytes as f64) {
-        broken.push(Distrust::JournalBytes(member(META_JOURNAL_BYTES)));
+    if journal != Some(journal_bytes as f64) {
+        broken.push(Rule::JournalBytes);
     }
-    let next_seq = match parsed.get(META_NEXT_SEQ) {
-        Some(v @ Value::Number(n)) if is_integer(v) => Some(*n),
-        _ => None,
-    };
+    let next_seq = next_seq.filter(|n| n.is_finite() && n.trunc() == *n);
     if next_seq.is_none() {
-        broken.push(Distrust::NextSeq(member(META_NEXT_SEQ)));
+        broken.push(Rule::NextSeq);
     }
-    if !parsed.get("id").is_some_and(|v| matches!(v, Value::String(s) if s == id)) {
-        broken.push(Distrust::Id(member("id")));
+    if file_id != Some(id) {
+        broken.push(Rule::Id);
     }
     match next_seq {
         Some(n) if broken.is_empty() => Ok(n),
         _ => Err(broken),
     }
+}
+
+/// The trust rule on a parsed file: its `__nextSeq` when readers may trust
+/// it for a journal of `journal_bytes` bytes, else every rule it breaks,
+/// with the file's value.
+fn trust(parsed: &Object, id: &JsStr, journal_bytes: u64) -> Result<f64, Vec<Distrust>> {
+    let number = |key| match parsed.get(key) {
+        Some(Value::Number(n)) => Some(*n),
+        _ => None,
+    };
+    let file_id = match parsed.get("id") {
+        Some(Value::String(s)) => Some(s),
+        _ => None,
+    };
+    let member = |key| parsed.get(key).cloned().unwrap_or(Value::Undefined);
+    trust_rule(number(META_JOURNAL_BYTES), number(META_NEXT_SEQ), file_id, id, journal_bytes).map_err(|broken| {
+        broken
+            .into_iter()
+            .map(|rule| match rule {
+                Rule::JournalBytes => Distrust::JournalBytes(member(META_JOURNAL_BYTES)),
+                Rule::NextSeq => Distrust::NextSeq(member(META_NEXT_SEQ)),
+                Rule::Id => Distrust::Id(member("id")),
+            })
+            .collect()
+    })
 }
 
 /// Why readers would not trust a snapshot file holding `bytes` for a
