@@ -3,6 +3,7 @@
 pub mod date;
 pub mod json;
 pub mod number;
+pub mod object;
 pub mod ops;
 pub mod sort;
 pub mod string;
@@ -10,4 +11,5 @@ pub mod value;
 
 pub use ops::TypeError;
 pub use string::JsStr;
-pub use value::{Members, Object, Value, UNDEFINED};
+pub use object::{Members, Object};
+pub use value::{Value, UNDEFINED};

@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use crate::js::number::{number_to_string, string_to_number};
-use crate::js::value::Object;
+use crate::js::object::Object;
 use crate::js::string::JsStr;
 use crate::js::value::Value;
 

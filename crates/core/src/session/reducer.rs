@@ -21,7 +21,7 @@
 
 use crate::js::date;
 use crate::js::sort;
-use crate::js::value::Object;
+use crate::js::object::Object;
 use crate::js::ops::{is_integer, loose_ge, spread_array, spread_object, TypeError};
 use crate::js::{JsStr, Value, UNDEFINED};
 use crate::session::lazy_field::Slot;

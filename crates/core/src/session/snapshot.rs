@@ -10,7 +10,7 @@
 //! keys come before everything else, the rest after the base fields in the
 //! order they were set.
 
-use crate::js::value::array_index;
+use crate::js::object::array_index;
 use crate::js::{JsStr, Object, Value};
 use crate::session::lazy_field::Slot;
 use crate::session::schema::{is_completed, Field, FIELD_COUNT, FIELD_KEYS};

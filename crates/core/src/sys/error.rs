@@ -81,25 +81,6 @@ impl std::error::Error for FsError {
     }
 }
 
-/// An error the OS has no number for, made here under the name libuv (and
-/// so Node) gives it: `EFTYPE` for a FIFO or device where a regular file
-/// belongs, `EISDIR` for a directory there, `EFBIG` for a file past what is
-/// read whole. Node reports it with libuv's number and text for that name.
-pub(crate) fn node_error(name: &'static str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidInput, NodeCode(name))
-}
-
-#[derive(Debug)]
-pub(crate) struct NodeCode(pub(crate) &'static str);
-
-impl fmt::Display for NodeCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(super::uv::message(self.0).unwrap_or(self.0))
-    }
-}
-
-impl std::error::Error for NodeCode {}
-
 /// Attaches the syscall and path to an `io::Result`.
 pub trait Context<T> {
     fn at(self, syscall: &'static str, path: &Path) -> Result<T, FsError>;

@@ -384,7 +384,7 @@ impl StagedFile {
     /// directory at `target` is `EISDIR`, as a write there would be.
     pub fn create(path: PathBuf, target: &Path) -> Result<StagedFile, FsError> {
         let replaced = match call("lstat", || os::link_info(target)) {
-            Ok(info) if info.is_dir => return Err(FsError::new(error::node_error("EISDIR"), "open", target)),
+            Ok(info) if info.is_dir => return Err(FsError::new(uv::node_error("EISDIR"), "open", target)),
             Ok(info) if info.is_file => Some(info.access),
             _ => None,
         };
@@ -562,7 +562,7 @@ fn ensure_regular(file: &File) -> io::Result<()> {
     if info.is_file {
         return Ok(());
     }
-    Err(if info.is_dir { error::node_error("EISDIR") } else { error::node_error("EFTYPE") })
+    Err(if info.is_dir { uv::node_error("EISDIR") } else { uv::node_error("EFTYPE") })
 }
 
 /// Removes the name `path` (`unlink`; never a directory).
@@ -640,16 +640,16 @@ fn mkdir_steps(dir: &Path) -> io::Result<()> {
             NotFound => match next.parent() {
                 Some(parent) if parent_ready != Some(next) => todo.push(parent),
                 Some(_) => return Err(err),
-                None => return Err(error::node_error("EEXIST")),
+                None => return Err(uv::node_error("EEXIST")),
             },
             kind => match FileInfo::of_path(next) {
                 Ok(info) if info.is_dir => {
                     todo.pop();
                     parent_ready = todo.last().copied();
                 }
-                Ok(_) if kind == AlreadyExists && todo.len() > 1 => return Err(error::node_error("ENOTDIR")),
+                Ok(_) if kind == AlreadyExists && todo.len() > 1 => return Err(uv::node_error("ENOTDIR")),
                 Ok(_) if kind == AlreadyExists => return Err(err),
-                Ok(_) => return Err(error::node_error("EEXIST")),
+                Ok(_) => return Err(uv::node_error("EEXIST")),
                 Err(e) => return Err(e),
             },
         }
@@ -677,7 +677,7 @@ pub fn read_regular(path: &Path, links: Links, bytes: &mut Vec<u8>, cap: usize) 
     bytes.clear();
     loop {
         if bytes.len() > cap {
-            return Err(error::node_error("EFBIG"));
+            return Err(uv::node_error("EFBIG"));
         }
         if bytes.len() == bytes.capacity() {
             bytes.reserve(bytes.capacity().max(16 * 1024).min(cap + 1 - bytes.len()));

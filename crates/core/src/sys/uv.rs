@@ -7,6 +7,7 @@
 //! number libuv gives that name there; the texts are the same everywhere.
 
 use std::borrow::Cow;
+use std::fmt;
 use std::io;
 
 use super::os;
@@ -28,7 +29,7 @@ impl UvError {
     /// otherwise the name that fits its kind (errors made in Rust, such as a
     /// lock wait that ran out).
     pub(crate) fn of(err: &io::Error) -> UvError {
-        if let Some(code) = err.get_ref().and_then(|e| e.downcast_ref::<super::error::NodeCode>()) {
+        if let Some(code) = err.get_ref().and_then(|e| e.downcast_ref::<NodeCode>()) {
             return UvError::named(code.0);
         }
         match err.raw_os_error() {
@@ -70,6 +71,25 @@ fn name_for_kind(kind: io::ErrorKind) -> &'static str {
         _ => "EIO",
     }
 }
+
+/// An error the OS has no number for, made here under the name libuv (and
+/// so Node) gives it: `EFTYPE` for a FIFO or device where a regular file
+/// belongs, `EISDIR` for a directory there, `EFBIG` for a file past what is
+/// read whole. Node reports it with libuv's number and text for that name.
+pub(crate) fn node_error(name: &'static str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, NodeCode(name))
+}
+
+#[derive(Debug)]
+pub(crate) struct NodeCode(pub(crate) &'static str);
+
+impl fmt::Display for NodeCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(message(self.0).unwrap_or(self.0))
+    }
+}
+
+impl std::error::Error for NodeCode {}
 
 /// `uv_strerror` for each name of libuv's `UV_ERRNO_MAP` (the `EAI_*` resolver
 /// errors left out: no file operation reports them).

@@ -1,6 +1,6 @@
 //! `JSON.parse` into the value model.
 
-use crate::js::value::{hash_bytes, key_hash, Object};
+use crate::js::object::{hash_bytes, key_hash, Object};
 use crate::js::string::JsStr;
 use crate::js::value::Value;
 

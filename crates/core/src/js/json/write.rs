@@ -2,7 +2,7 @@
 
 use crate::js::json::parse::plain_len;
 use crate::js::number::number_to_string;
-use crate::js::value::Members;
+use crate::js::object::Members;
 use crate::js::string::JsStr;
 use crate::js::value::Value;
 
