@@ -28,6 +28,7 @@ pub const STAGED_MIN_AGE: Duration = Duration::from_secs(60);
 /// The directories of one project.
 #[derive(Clone, Debug)]
 pub struct Layout {
+    pub live_dir: PathBuf,
     pub sessions_dir: PathBuf,
     pub legacy_sessions_dir: PathBuf,
     pub locks_dir: PathBuf,
@@ -37,7 +38,7 @@ impl Layout {
     pub fn of(project_root: &Path) -> Layout {
         let under = |parts: &[&str]| parts.iter().fold(project_root.to_path_buf(), |path, part| path.join(part));
         let live = under(&LIVE_DIR);
-        Layout { sessions_dir: live.join(SESSIONS), legacy_sessions_dir: under(&LEGACY_SESSIONS_DIR), locks_dir: live.join(LOCKS) }
+        Layout { sessions_dir: live.join(SESSIONS), legacy_sessions_dir: under(&LEGACY_SESSIONS_DIR), locks_dir: live.join(LOCKS), live_dir: live }
     }
 
     pub fn journal_path(&self, id: &str) -> PathBuf {
@@ -128,6 +129,7 @@ mod tests {
     #[test]
     fn the_directories_are_under_the_project_root() {
         let layout = Layout::of(Path::new("/p"));
+        assert_eq!(layout.live_dir, Path::new("/p/.impeccable/live"));
         assert_eq!(layout.sessions_dir, Path::new("/p/.impeccable/live/sessions"));
         assert_eq!(layout.legacy_sessions_dir, Path::new("/p/.impeccable-live/sessions"));
         assert_eq!(layout.lock_path("ab"), Path::new("/p/.impeccable/live/locks/ab.lock"));
