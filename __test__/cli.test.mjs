@@ -499,6 +499,11 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
       assert.ok(Object.values(verdicts).length > 2);
       assert.deepEqual(sorted(words.keys()), sorted(Object.values(verdicts)));
     }
+    // The id rule its messages quote is the one isSessionId applies.
+    const id = new RegExp(`^(?:${binding.sessionIdPattern()})$`);
+    for (const candidate of ['a', 'A-b_9', 'x'.repeat(128), 'x'.repeat(129), '', 'a/b', 'a.b', '..', 'é', 'a\n']) {
+      assert.equal(id.test(candidate), binding.isSessionId(candidate), JSON.stringify(candidate));
+    }
   });
 
   // A rule the core changes reaches the CLI's reports with no change to bin/:

@@ -165,7 +165,7 @@ const CHECKS = [
   ['stagingFiles', 'staging files', (s) => `${s.file}: left behind by a writer (no writer holds it)`,
     (s) => `nothing reads it and no writer holds it: rm ${shellWord(s.file)} (the next flush() of any session removes it too)`],
   ['invalidJournalNames', 'journal names', (j) => `${j.file}: not a valid session id (listActiveSessions throws on it)`,
-    (j, dirs) => `move it out of ${path.dirname(j.file)}, or rename it to a valid id ([A-Za-z0-9_-]{1,128}${dirs.layout.journalSuffix}): listActiveSessions fails while it is there`],
+    (j, dirs) => `move it out of ${path.dirname(j.file)}, or rename it to a valid id (${binding().sessionIdPattern()}${dirs.layout.journalSuffix}): listActiveSessions fails while it is there`],
 ];
 
 function sleepMs(ms) {

@@ -84,7 +84,7 @@ export function listDir(dir) {
 export const isSessionId = (id) => typeof id === 'string' && binding().isSessionId(id);
 
 export function checkSessionId(command, id) {
-  if (!isSessionId(id)) throw usageError(command, `invalid session id: ${sanitize(id)} (expected [A-Za-z0-9_-]{1,128})`);
+  if (!isSessionId(id)) throw usageError(command, `invalid session id: ${sanitize(id)} (expected ${binding().sessionIdPattern()})`);
   return id;
 }
 

@@ -51,6 +51,13 @@ pub fn is_session_id(id: String) -> bool {
     layout::is_session_id(&id)
 }
 
+/// `isSessionId`'s rule as the source of a regular expression matching one
+/// id, unanchored: for messages saying what an id may be.
+#[napi(catch_unwind)]
+pub fn session_id_pattern() -> String {
+    layout::session_id_pattern()
+}
+
 /// Where the live server's files are under a project root, and how they are
 /// named (the core's `project::layout`): everything the CLI needs to find
 /// them without spelling a name itself.

@@ -85,11 +85,18 @@ pub fn staged_session(name: &str) -> Option<&str> {
     (random_ok && is_session_id(id)).then_some(id)
 }
 
+/// [`is_session_id`] as the source of a JavaScript regular expression
+/// matching one id, unanchored: for the CLI's messages, and the staged
+/// name pattern.
+pub fn session_id_pattern() -> String {
+    format!("[A-Za-z0-9_-]{{1,{MAX_ID_LEN}}}")
+}
+
 /// [`staged_session`] as the source of a JavaScript regular expression,
 /// for the CLI: it matches exactly the names `staged_session` accepts, and
 /// captures the id.
 pub fn staged_name_pattern() -> String {
-    format!("^\\.([A-Za-z0-9_-]{{1,{MAX_ID_LEN}}})\\.[0-9a-f]{{{STAGED_RANDOM_HEX}}}$")
+    format!("^\\.({})\\.[0-9a-f]{{{STAGED_RANDOM_HEX}}}$", session_id_pattern())
 }
 
 /// `dir/{name}{suffix}`, built in one allocation: a cached read builds it.
