@@ -176,12 +176,15 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
     assert.deepEqual(results.slice(runs.length).map((r) => r.code), [0, 0, 0, 3]);
     assert.match(results[runs.length].stdout, /^No active sessions in /);
     assert.deepEqual(treeBytes(bare), bareBefore);
-    // A staging file a dead writer left: opening a store on the project would
-    // remove it, so the sessions are read from copies, with the same results.
-    fs.writeFileSync(path.join(sessionsDir(project), `.0123456789abcdef.alpha.snapshot.json.${deadPid()}.tmp`), '{');
+    // A staged file a writer left long ago, which a writing store's flush
+    // would sweep: the CLI reads through a read-only store, and keeps it.
+    const leftover = path.join(sessionsDir(project), '.alpha.0123456789ab');
+    fs.writeFileSync(leftover, '{');
+    fs.utimesSync(leftover, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
     const withLeftover = treeBytes(project);
-    const again = await runAll([['status', '--json'], ['show', 'delta', '--json']].map((a) => [...a, '--cwd', project]));
-    assert.deepEqual(again.map((r) => r.code), [0, 0]);
+    const again = await runAll([['status', '--json'], ['show', 'delta', '--json'], ['doctor', '--json']].map((a) => [...a, '--cwd', project]));
+    assert.deepEqual(again.map((r) => r.code), [0, 0, 1]);
+    assert.deepEqual(json(again[2]).checks.stagingFiles.map((f) => f.file), [leftover]);
     assert.deepEqual(json(again[0]).sessions.map((x) => [x.id, x.phase]), [
       ['alpha', 'variants_ready'], ['bravo', 'generate_requested'], ['charlie', 'accept_requested'], ['echo', 'agent_error'],
     ]);
@@ -189,7 +192,7 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
     assert.deepEqual(treeBytes(project), withLeftover);
   });
 
-  test('legacy-only project: read through a scratch copy; doctor reports the journal', async () => {
+  test('legacy-only project: read where it is, nothing created; doctor reports the journal', async () => {
     const project = makeProject('legacy');
     const legacy = path.join(project, '.impeccable-live', 'sessions');
     fs.mkdirSync(legacy, { recursive: true });
@@ -265,7 +268,7 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
     assert.match(torn.fix, new RegExp(`truncate -s ${torn.bytes - torn.fragmentBytes} `));
     assert.match(alpha.fix, /`npx quiver-live-native replay alpha --verify --cwd /);
     assert.match(report.checks.stagingFiles[0].fix, /: rm \S+\/\.echo\.0123456789ab \(the next flush\(\) of any session removes it too\)$/);
-    assert.ok(report.notes.some((n) => n.file.endsWith('.echo.ba9876543210') && /touched within the last minute/.test(n.message)), JSON.stringify(report.notes));
+    assert.ok(report.notes.some((n) => n.file.endsWith('.echo.ba9876543210') && /touched less than a minute ago/.test(n.message)), JSON.stringify(report.notes));
 
     const text = await run(['doctor', '--cwd', project]);
     assert.equal(text.code, 1);
@@ -454,6 +457,128 @@ describe('quiver-live-native CLI', { concurrency: true }, () => {
       assert.equal(doctor.checks.snapshotMismatches.some((s) => s.id === 'alpha'), !storeTrusts, name);
     }
   });
+
+  test("the CLI's reader opens stores read-only: nothing created, swept or written; appendEvent and flush throw", () => {
+    const require = createRequire(import.meta.url);
+    const reader = require('../lib/api.cjs').create(require('../binding.js'), { readOnly: true });
+    const bare = makeProject('reader-bare');
+    const bareBefore = treeBytes(bare);
+    const empty = reader.createLiveSessionStore({ cwd: bare });
+    assert.equal(empty.rootDir, sessionsDir(bare));
+    assert.deepEqual(empty.listActiveSessions(), []);
+    assert.equal(empty.has('alpha'), false);
+    assert.throws(() => empty.appendEvent({ id: 'alpha', type: 'generate' }), /^Error: quiver-live-native: appendEvent refused: this store was opened read-only \(nothing was written\)$/);
+    assert.throws(() => empty.flush('alpha'), /^Error: quiver-live-native: flush refused: /);
+    assert.deepEqual(treeBytes(bare), bareBefore);
+
+    const project = nativeProject('reader');
+    const leftover = path.join(sessionsDir(project), '.alpha.0123456789ab');
+    fs.writeFileSync(leftover, '{');
+    fs.utimesSync(leftover, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+    const before = treeBytes(project);
+    const store = reader.createLiveSessionStore({ cwd: project, durable: true });
+    const writer = native.createLiveSessionStore({ cwd: project });
+    assert.deepEqual(store.listActiveSessions(), writer.listActiveSessions());
+    assert.deepEqual(store.getSnapshot('delta', { includeCompleted: true }), writer.getSnapshot('delta', { includeCompleted: true }));
+    for (const id of ['alpha', 'delta']) {
+      assert.throws(() => store.appendEvent({ id, type: 'steer' }), /read-only/);
+      assert.throws(() => store.flush(id), /read-only/);
+    }
+    assert.deepEqual(store.getSnapshot('alpha'), writer.getSnapshot('alpha'));
+    assert.deepEqual(treeBytes(project), before);
+  });
+
+  test('the CLI has words for every verdict the binding exports, and for no other', async () => {
+    const binding = createRequire(import.meta.url)('../binding.js');
+    const { lockWords } = await import('../bin/lib/locks.mjs');
+    const { distrustWords } = await import('../bin/lib/health.mjs');
+    const { stagedWords } = await import('../bin/commands/doctor.mjs');
+    const sorted = (values) => [...values].sort();
+    const layout = binding.layout(PACKAGE_DIR);
+    for (const [words, verdicts] of [[lockWords(binding), binding.LockVerdict], [distrustWords(binding), binding.SnapshotDistrust], [stagedWords(binding, layout), binding.StagedFileVerdict]]) {
+      assert.ok(Object.values(verdicts).length > 2);
+      assert.deepEqual(sorted(words.keys()), sorted(Object.values(verdicts)));
+    }
+    // The id rule its messages quote is the one isSessionId applies.
+    const id = new RegExp(`^(?:${binding.sessionIdPattern()})$`);
+    for (const candidate of ['a', 'A-b_9', 'x'.repeat(128), 'x'.repeat(129), '', 'a/b', 'a.b', '..', 'é', 'a\n']) {
+      assert.equal(id.test(candidate), binding.isSessionId(candidate), JSON.stringify(candidate));
+    }
+  });
+
+  // A rule the core changes reaches the CLI's reports with no change to bin/:
+  // the CLI runs over the addon with some of its answers replaced
+  // (cli/changed-binding.cjs), as a core with other rules would give them, and
+  // each report must follow. It fails if the CLI judges a lock, a snapshot
+  // file or a staged file itself, spells a limit of its own, or drops a
+  // verdict it has no words for instead of failing on it (exit 6).
+  test('a changed rule in the binding changes what doctor, locks and replay --verify report, and an unknown verdict is an error', async () => {
+    const { platformKey } = createRequire(import.meta.url)('../platform.js');
+    const local = path.join(PACKAGE_DIR, `quiver-live-native.${platformKey()}.node`);
+    const realBinary = process.env.QUIVER_LIVE_NATIVE_BINARY
+      ? path.resolve(process.env.QUIVER_LIVE_NATIVE_BINARY)
+      : fs.existsSync(local) ? local : createRequire(import.meta.url).resolve(`quiver-live-native-${platformKey()}`);
+    const changed = (rules) => ({
+      env: { QUIVER_LIVE_NATIVE_BINARY: path.join(PACKAGE_DIR, '__test__', 'cli', 'changed-binding.cjs'), QLN_REAL_BINARY: realBinary, QLN_CHANGED_RULES: JSON.stringify(rules) },
+    });
+    const project = nativeProject('changed-rules');
+    // An unreadable lock half a minute old, and a staged file two minutes old.
+    const lock = writeLock(project, 'torn.lock', '{"owner":');
+    const halfAMinuteAgo = new Date(Date.now() - 30_000);
+    fs.utimesSync(lock, halfAMinuteAgo, halfAMinuteAgo);
+    const staged = path.join(sessionsDir(project), '.echo.0123456789ab');
+    fs.writeFileSync(staged, '{');
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    fs.utimesSync(staged, twoMinutesAgo, twoMinutesAgo);
+    const cwd = ['--json', '--cwd', project];
+
+    // As built: the lock is held (possibly mid-write), alpha is healthy, the staged file was left behind.
+    const [locks, verify, doctor] = await runAll([['locks', ...cwd], ['replay', 'alpha', '--verify', ...cwd], ['doctor', ...cwd]]);
+    assert.equal(locks.code, 0, locks.stderr);
+    assert.deepEqual(json(locks).locks.map((l) => [l.verdict, l.state, l.stale, l.reason]), [['unreadable_fresh', 'unreadable', false, 'unreadable, younger than a minute (may be mid-write)']]);
+    assert.equal(verify.code, 0, verify.stdout);
+    assert.equal(json(verify).snapshotFile.trusted, true);
+    assert.equal(doctor.code, 1);
+    assert.deepEqual(Object.entries(json(doctor).checks).filter(([, found]) => found.length).map(([key, found]) => [key, found.map((f) => f.file)]), [['stagingFiles', [staged]]]);
+
+    // Unreadable locks stale after 5 s; a next_seq rule alpha's file breaks; staged files kept for 5 minutes.
+    const rules = changed({ lock: { verdict: 'unreadable_old', stale: true }, lockLimitMs: 5000, distrust: [{ rule: 'next_seq', found: '9' }], staged: 'fresh', stagedMinAgeMs: 300_000 });
+    const [locks2, verify2, doctor2] = await runAll([['locks', ...cwd], ['replay', 'alpha', '--verify', ...cwd], ['doctor', ...cwd]], rules);
+    assert.equal(locks2.code, 1, locks2.stderr);
+    assert.deepEqual(json(locks2).locks.map((l) => [l.verdict, l.state, l.stale, l.reason]), [['unreadable_old', 'unreadable', true, 'unreadable and older than 5 s']]);
+    assert.equal(verify2.code, 1, verify2.stderr);
+    assert.deepEqual([json(verify2).snapshotFile.trusted, json(verify2).snapshotFile.untrustedReasons], [false, ['__nextSeq 9 is not an integer']]);
+    assert.equal(doctor2.code, 1, doctor2.stderr);
+    const report = json(doctor2);
+    assert.deepEqual(report.checks.staleLocks.map((l) => [l.name, l.reason]), [['torn.lock', 'unreadable and older than 5 s']]);
+    assert.deepEqual(report.checks.snapshotMismatches.map((s) => s.id), ['alpha', 'bravo', 'charlie', 'delta', 'echo']);
+    assert.deepEqual(report.checks.stagingFiles, []);
+    assert.ok(report.notes.some((n) => n.file === staged && n.message === 'staged file being written (touched less than 5 minutes ago)'), JSON.stringify(report.notes));
+    const text = await run(['replay', 'alpha', '--verify', '--cwd', project], rules);
+    assert.match(text.stdout, /readers replay instead:\n +__nextSeq 9 is not an integer\n/);
+
+    // Verdicts the CLI has no words for: it stops (exit 6) and names them, in every report that meets them.
+    const unknown = [
+      [{ lock: { verdict: 'owner_on_leave', stale: false } }, ['locks', 'doctor'], 'owner_on_leave'],
+      [{ distrust: [{ rule: 'too_large' }] }, ['replay', 'doctor'], 'too_large'],
+      [{ staged: 'half_written' }, ['doctor'], 'half_written'],
+    ];
+    for (const [changes, commands, verdict] of unknown) {
+      const results = await runAll(commands.map((cmd) => [cmd, ...(cmd === 'replay' ? ['alpha', '--verify'] : []), ...cwd]), changed(changes));
+      results.forEach((r, i) => {
+        assert.equal(r.code, 6, `${commands[i]} ${verdict}: ${r.stdout}${r.stderr}`);
+        assert.equal(r.stdout, '');
+        const { error } = JSON.parse(r.stderr);
+        assert.equal(error.code, 'internal');
+        assert.equal(error.verdict, verdict);
+        assert.match(error.message, new RegExp(`is "${verdict}", which this CLI does not know$`));
+      });
+    }
+    const plain = await run(['locks', '--cwd', project], changed({ lock: { verdict: 'owner_on_leave', stale: false } }));
+    assert.equal(plain.code, 6);
+    assert.match(plain.stderr, /^quiver-live-native: the binding's lock verdict on \S+torn\.lock is "owner_on_leave", which this CLI does not know$/m);
+  });
+
 
   test('locks: --clear-stale removes the dead-pid lock and a reused-pid one, keeps the live one', {
     skip: process.platform !== 'linux' && 'the locks here record start times and boot ids read from /proc',

@@ -30,11 +30,14 @@ const EXPORTS = Object.freeze({
 /**
  * The API over `binding`: one property per name of `EXPORTS`, in that
  * order (checked here, so the list cannot drift from what the sections make).
- * Each call makes a new one; nothing is shared between them.
+ * Each call makes a new one; nothing is shared between them. `readOnly`
+ * (the CLI's, never the package's) opens every store read-only: it creates,
+ * sweeps and writes nothing, and its `appendEvent` and `flush` throw.
  * @param {typeof import('../binding.js')} binding
+ * @param {{ readOnly?: boolean }} [options]
  */
-function create(binding) {
-  const api = { ...sessionStore(binding), ...sourceLock(binding) };
+function create(binding, { readOnly = false } = {}) {
+  const api = { ...sessionStore(binding, readOnly), ...sourceLock(binding) };
   const names = Object.values(EXPORTS).flat();
   if (Object.keys(api).join() !== names.join()) throw new Error(`quiver-live-native: the API makes ${Object.keys(api).join(', ')}; EXPORTS lists ${names.join(', ')}`);
   return api;
@@ -43,8 +46,11 @@ function create(binding) {
 // ---------------------------------------------------------------------------
 // The session store (the old session-store.mjs)
 
-/** @param {typeof import('../binding.js')} native */
-function sessionStore(native) {
+/**
+ * @param {typeof import('../binding.js')} native
+ * @param {boolean} readOnly
+ */
+function sessionStore(native, readOnly) {
   const SCHEMA = native.schema();
   const COMPLETED_PHASES = new Set(SCHEMA.completedPhases);
   // The payload kinds, patch codes and HOST_OPS names the binding uses.
@@ -64,7 +70,9 @@ function sessionStore(native) {
 
   /** @param {{ cwd?: string, sessionId?: string, durable?: boolean }} [options] */
   function createLiveSessionStore({ cwd = process.cwd(), sessionId, durable } = {}) {
-    const [store, rootDir, legacyRootDir] = native.storeOpen(projectRoot(cwd), !!durable, HOST_OPS);
+    const [store, rootDir, legacyRootDir] = readOnly
+      ? native.storeOpenReadOnly(projectRoot(cwd), HOST_OPS)
+      : native.storeOpen(projectRoot(cwd), !!durable, HOST_OPS);
     // The object last handed out per session, with the native version it
     // shows: an unchanged session returns the same object, as the old
     // module's cache does.

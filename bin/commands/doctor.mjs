@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CWD, HELP, JSON_OUTPUT } from '../lib/args.mjs';
-import { EXIT } from '../lib/errors.mjs';
-import { SNAPSHOT_SUFFIX, verifySession } from '../lib/health.mjs';
+import { EXIT, unknownVerdict } from '../lib/errors.mjs';
+import { verifySession } from '../lib/health.mjs';
 import { inspectLocks } from '../lib/locks.mjs';
-import { c, cell, hint, out, sanitize, shellWord, truncate, writeJson } from '../lib/output.mjs';
-import { binding, isDir, isSessionId, journalIds, journalPathOf, listDir, projectDirs, resolveCwd, statOrNull, withReadOnlyStore } from '../lib/project.mjs';
+import { c, cell, hint, out, sanitize, shellWord, span, truncate, writeJson } from '../lib/output.mjs';
+import { binding, isDir, isSessionId, journalIds, journalIn, journalPathOf, listDir, openReader, projectDirs, resolveCwd } from '../lib/project.mjs';
 
 /** How long to wait before looking again at what the first look found. */
 const RECHECK_MS = 150;
@@ -17,12 +17,13 @@ export default {
   - stale source locks (see \`locks --help\`)
   - sessions that are not healthy, by the rule \`replay --verify\` applies
     (see \`replay --help\`): a torn journal tail (a journal not ending in a
-    newline), a snapshot file readers will not trust (unparsable,
-    __journalBytes not the journal's size, non-integer __nextSeq, another
-    id), or a trusted one that differs from a fresh replay
-  - legacy journals in <root>/.impeccable-live/sessions not yet copied forward
-  - staged snapshot files (.<id>.<12 hex>) their writers left behind (no
-    writer holds them, and none touched them for a minute)
+    newline), a snapshot file readers will not trust (by the store's own
+    trust rule; each finding names the part of it the file breaks), or a
+    trusted one that differs from a fresh replay
+  - legacy journals (in quiver-cli's former sessions directory) not yet
+    copied forward
+  - staged snapshot files their writers left behind, as the store's sweep
+    judges them (no writer holds them, and none touched them lately)
   - journals whose name is not a valid session id (listActiveSessions throws)
 Every journal is replayed from scratch (nothing is written). A finding is
 looked at again after a short pause, so a write in progress is not reported.
@@ -35,8 +36,9 @@ where one does it. Reads only.`,
 
 /** The sessions readers see, each judged by verifySession. */
 function verifySessions(dirs) {
-  const ids = [...new Set([...journalIds(dirs.sessionsDir), ...journalIds(dirs.legacyDir)])].filter(isSessionId).sort();
-  return withReadOnlyStore(dirs, ids, (reader) => ids.map((id) => verifySession(dirs, id, reader)).filter(Boolean));
+  const ids = [...new Set([...journalIds(dirs, dirs.sessionsDir), ...journalIds(dirs, dirs.legacyDir)])].filter(isSessionId).sort();
+  const reader = openReader(dirs);
+  return ids.map((id) => verifySession(dirs, id, reader)).filter(Boolean);
 }
 
 function sessionFindings(reports, dirs) {
@@ -60,8 +62,9 @@ function sessionFindings(reports, dirs) {
 /** Snapshot files no reader looks at: of an invalid id, or without a journal. */
 function orphanSnapshotNotes(dirs) {
   const notes = [];
-  for (const name of listDir(dirs.sessionsDir).filter((n) => n.endsWith(SNAPSHOT_SUFFIX))) {
-    const id = name.slice(0, -SNAPSHOT_SUFFIX.length);
+  const suffix = dirs.layout.snapshotSuffix;
+  for (const name of listDir(dirs.sessionsDir).filter((n) => n.endsWith(suffix))) {
+    const id = name.slice(0, -suffix.length);
     const file = path.join(dirs.sessionsDir, name);
     if (!isSessionId(id)) notes.push({ file, message: 'snapshot file of an invalid session id (ignored by readers)' });
     else if (!journalPathOf(dirs, id)) notes.push({ file, message: 'snapshot file without a journal (ignored by readers)' });
@@ -70,28 +73,46 @@ function orphanSnapshotNotes(dirs) {
 }
 
 function findInvalidJournalNames(dirs) {
-  return [dirs.sessionsDir, dirs.legacyDir].flatMap((dir) => journalIds(dir).filter((id) => !isSessionId(id)).map((id) => ({ file: path.join(dir, id + '.jsonl') })));
+  return [dirs.sessionsDir, dirs.legacyDir].flatMap((dir) => journalIds(dirs, dir).filter((id) => !isSessionId(id)).map((id) => ({ file: journalIn(dirs, dir, id) })));
 }
 
 function findLegacyJournals(dirs) {
-  return journalIds(dirs.legacyDir)
-    .filter((id) => !fs.existsSync(path.join(dirs.sessionsDir, id + '.jsonl')))
-    .map((id) => ({ file: path.join(dirs.legacyDir, id + '.jsonl'), id }));
+  return journalIds(dirs, dirs.legacyDir)
+    .filter((id) => !fs.existsSync(journalIn(dirs, dirs.sessionsDir, id)))
+    .map((id) => ({ file: journalIn(dirs, dirs.legacyDir, id), id }));
 }
 
 /**
- * Staged snapshot files (`.<id>.<12 hex>`) as the store judges them: left
- * behind (abandoned), or in flight (a writer holds the file, or touched it
- * within the store's threshold).
+ * How each of the binding's verdicts on a staged snapshot file
+ * (`StagedFileVerdict`) is reported: null for one left behind (a finding),
+ * else why it is in flight. The age limit is the layout's.
+ */
+export function stagedWords(b, layout) {
+  const S = b.StagedFileVerdict;
+  return new Map([
+    [S.Abandoned, null],
+    [S.InUse, 'its writer holds it'],
+    [S.Fresh, `touched less than ${span(layout.stagedMinAgeMs)} ago`],
+  ]);
+}
+
+/**
+ * Staged snapshot files as the store's sweep judges them: left behind
+ * (abandoned), or in flight (a writer holds the file, or touched it within
+ * the store's age limit). Names that are not a staged file's get no verdict.
  */
 function findStagingFiles(dirs) {
+  const words = stagedWords(binding(), dirs.layout);
   const leftovers = [];
   const inFlight = [];
   for (const name of listDir(dirs.sessionsDir)) {
     const file = path.join(dirs.sessionsDir, name);
     const verdict = binding().stagedFileVerdict(file);
     if (verdict === null) continue;
-    (verdict === 'abandoned' ? leftovers : inFlight).push({ file, verdict });
+    if (!words.has(verdict)) throw unknownVerdict('staged file', verdict, file);
+    const why = words.get(verdict);
+    if (why === null) leftovers.push({ file, verdict });
+    else inFlight.push({ file, verdict, why });
   }
   return { leftovers, inFlight };
 }
@@ -104,8 +125,8 @@ function runChecks(dirs) {
   return {
     checked: {
       locks: locks.length,
-      journals: journalIds(dirs.sessionsDir).length + journalIds(dirs.legacyDir).length,
-      snapshotFiles: listDir(dirs.sessionsDir).filter((n) => n.endsWith(SNAPSHOT_SUFFIX)).length,
+      journals: journalIds(dirs, dirs.sessionsDir).length + journalIds(dirs, dirs.legacyDir).length,
+      snapshotFiles: listDir(dirs.sessionsDir).filter((n) => n.endsWith(dirs.layout.snapshotSuffix)).length,
     },
     staleLocks: locks.filter((l) => l.stale),
     tornTails: sessions.tornTails,
@@ -117,7 +138,7 @@ function runChecks(dirs) {
     notes: [
       ...orphanSnapshotNotes(dirs),
       ...sessions.notes,
-      ...staging.inFlight.map((s) => ({ file: s.file, message: `staged file being written (${s.verdict === 'in_use' ? 'its writer holds it' : 'touched within the last minute'})` })),
+      ...staging.inFlight.map((s) => ({ file: s.file, message: `staged file being written (${s.why})` })),
     ],
   };
 }
@@ -144,7 +165,7 @@ const CHECKS = [
   ['stagingFiles', 'staging files', (s) => `${s.file}: left behind by a writer (no writer holds it)`,
     (s) => `nothing reads it and no writer holds it: rm ${shellWord(s.file)} (the next flush() of any session removes it too)`],
   ['invalidJournalNames', 'journal names', (j) => `${j.file}: not a valid session id (listActiveSessions throws on it)`,
-    (j) => `move it out of ${path.dirname(j.file)}, or rename it to a valid id ([A-Za-z0-9_-]{1,128}.jsonl): listActiveSessions fails while it is there`],
+    (j, dirs) => `move it out of ${path.dirname(j.file)}, or rename it to a valid id (${binding().sessionIdPattern()}${dirs.layout.journalSuffix}): listActiveSessions fails while it is there`],
 ];
 
 function sleepMs(ms) {

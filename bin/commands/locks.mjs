@@ -7,12 +7,13 @@ import { projectDirs, resolveCwd } from '../lib/project.mjs';
 export default {
   name: 'locks',
   summary: 'list source locks; --clear-stale removes stale ones',
-  description: `Lists the source locks in <root>/.impeccable/live/locks: owner, pid, state,
-age and the locked file. Each lock is judged by the store's own rule (the
-one it applies before sweeping a lock), on every OS: stale when its pid is
-not running, when its recorded start time or boot shows the pid now belongs
-to another process, when it has no numeric pid, or when it is unreadable and
-older than 60 s.`,
+  description: `Lists the project's source locks: owner, pid, state, age and the locked
+file. Each lock is judged by the store's own rule (the one it applies
+before sweeping a lock), on every OS: stale when its owner is gone (its pid
+is not running, or its recorded start time or boot shows the pid now
+belongs to another process) or when it has no numeric pid; never merely
+because it is old, except a lock that cannot be read, which is stale past
+the store's age limit. Each stale lock is listed with the reason.`,
   options: [
     { name: 'clear-stale', type: 'boolean', help: 'remove the stale locks (and only those); each is judged again\njust before removal and kept if it is no longer stale' },
     CWD, JSON_OUTPUT, HELP,

@@ -2,7 +2,7 @@ import { CWD, HELP, JSON_OUTPUT } from '../lib/args.mjs';
 import { EXIT } from '../lib/errors.mjs';
 import { describeSnapshot } from '../lib/describe.mjs';
 import { out, writeJson } from '../lib/output.mjs';
-import { checkSessionId, projectDirs, resolveCwd, sessionNotFound, withReadOnlyStore } from '../lib/project.mjs';
+import { checkSessionId, openReader, projectDirs, resolveCwd, sessionNotFound } from '../lib/project.mjs';
 
 export default {
   name: 'show',
@@ -20,7 +20,8 @@ sessions }). Reads only.`,
 function run(opts) {
   const id = checkSessionId('show', opts.id);
   const dirs = projectDirs(resolveCwd(opts.cwd));
-  const snapshot = withReadOnlyStore(dirs, [id], (store) => (store && store.has(id) ? store.getSnapshot(id, { includeCompleted: true }) : null));
+  const reader = openReader(dirs);
+  const snapshot = reader.has(id) ? reader.getSnapshot(id, { includeCompleted: true }) : null;
   if (!snapshot) throw sessionNotFound(dirs, id);
   // As `status --json` wraps its list: the project, then the session.
   if (opts.json) writeJson({ root: dirs.root, sessionsDir: dirs.sessionsDir, session: snapshot });

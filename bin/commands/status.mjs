@@ -2,7 +2,7 @@ import { CWD, HELP, JSON_OUTPUT } from '../lib/args.mjs';
 import { EXIT } from '../lib/errors.mjs';
 import { phaseStyle, renderStyle } from '../lib/describe.mjs';
 import { ageSince, c, cell, formatAge, out, renderTable, sanitize, warn, writeJson } from '../lib/output.mjs';
-import { isSessionId, journalIds, projectDirs, resolveCwd, withReadOnlyStore } from '../lib/project.mjs';
+import { isSessionId, journalIds, openReader, projectDirs, resolveCwd } from '../lib/project.mjs';
 
 export default {
   name: 'status',
@@ -18,7 +18,7 @@ last event (from updatedAt). Reads only; never writes a snapshot file.`,
 function run(opts) {
   const dirs = projectDirs(resolveCwd(opts.cwd));
   const now = Date.now();
-  const sessions = withReadOnlyStore(dirs, null, (store) => (store ? listActive(store, dirs, opts) : []));
+  const sessions = listActive(openReader(dirs), dirs, opts);
   const rows = sessions.map((s) => ({
     id: s.id,
     phase: s.phase ?? null,
@@ -57,10 +57,11 @@ function listActive(store, dirs, opts) {
     return store.listActiveSessions();
   } catch (error) {
     if (!/^invalid session id/.test(error?.message)) throw error;
-    const ids = new Set([...journalIds(dirs.legacyDir), ...journalIds(dirs.sessionsDir)]);
+    const ids = new Set([...journalIds(dirs, dirs.legacyDir), ...journalIds(dirs, dirs.sessionsDir)]);
     const valid = [...ids].sort().filter((id) => {
       if (isSessionId(id)) return true;
-      warn(opts.json, 'invalid_journal_name', `skipping journal with an invalid session id: ${sanitize(id)}.jsonl (listActiveSessions throws on it)`, { name: `${id}.jsonl` });
+      const name = id + dirs.layout.journalSuffix;
+      warn(opts.json, 'invalid_journal_name', `skipping journal with an invalid session id: ${sanitize(name)} (listActiveSessions throws on it)`, { name });
       return false;
     });
     return valid.map((id) => store.getSnapshot(id)).filter(Boolean);

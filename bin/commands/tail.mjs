@@ -1,10 +1,9 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { CWD, HELP, JSON_OUTPUT } from '../lib/args.mjs';
 import { EXIT } from '../lib/errors.mjs';
 import { summarize } from '../lib/describe.mjs';
 import { c, cell, out, sanitize, truncate, warn } from '../lib/output.mjs';
-import { checkSessionId, journalPathOf, projectDirs, resolveCwd, sessionNotFound, statOrNull } from '../lib/project.mjs';
+import { checkSessionId, journalIn, journalPathOf, projectDirs, resolveCwd, sessionNotFound, statOrNull } from '../lib/project.mjs';
 
 const FOLLOW_POLL_MS = 150;
 
@@ -123,7 +122,7 @@ function follow(dirs, id, startPath, startOffset, emit, opts) {
     let journalPath = startPath;
     let offset = startOffset;
     let pending = Buffer.alloc(0);
-    const primary = path.join(dirs.sessionsDir, id + '.jsonl');
+    const primary = journalIn(dirs, dirs.sessionsDir, id);
     const poll = () => {
       try {
         // A legacy journal is copied forward on its first append; the copy

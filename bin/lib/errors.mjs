@@ -62,3 +62,15 @@ export function classify(error) {
   }
   return new CliError(EXIT.INTERNAL, String(error?.message ?? error), { details: { stack: error?.stack ?? null } });
 }
+
+/**
+ * A verdict of the binding's that this CLI has no words for: the binding
+ * and the CLI disagree, which is a bug of this tool (exit 6). It is named,
+ * never dropped: a lock, file or rule the store judged must not vanish
+ * from a report.
+ */
+export function unknownVerdict(kind, verdict, subject) {
+  return new CliError(EXIT.INTERNAL, `the binding's ${kind} verdict on ${subject} is ${JSON.stringify(verdict)}, which this CLI does not know`, {
+    details: { kind, verdict, subject },
+  });
+}

@@ -18,12 +18,9 @@
 // diagnostics is not compared.
 
 import fs from 'node:fs';
-import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { binding, journalPathOf, statOrNull } from './project.mjs';
-
-export const SNAPSHOT_SUFFIX = '.snapshot.json';
-const PARSE_FAILED = 'journal_parse_failed';
+import { unknownVerdict } from './errors.mjs';
+import { binding, journalPathOf, snapshotPathOf, statOrNull } from './project.mjs';
 
 /** The journal as the binding's replay finds it, in the CLI's JSON shape; and the snapshot it derives. */
 function replayJournal(journalPath, id) {
@@ -41,22 +38,36 @@ function replayJournal(journalPath, id) {
   return { journal, replayed: JSON.parse(r.snapshotJson) };
 }
 
-/** The binding's reasons for distrusting a snapshot file, as sentences. */
-function distrustReasons(bytes, id, journalBytes) {
-  return binding().judgeSnapshotFile(bytes, id, journalBytes).map(({ rule, found = 'undefined' }) => ({
-    unparsable: 'unparsable (not JSON)',
-    not_object: 'not a JSON object',
-    journal_bytes: `__journalBytes ${found} != journal size ${journalBytes}`,
-    next_seq: `__nextSeq ${found} is not an integer`,
-    id: `id ${found} is not ${id}`,
-  })[rule] ?? rule);
+/**
+ * How each part of the trust rule a snapshot file can break (the binding's
+ * `SnapshotDistrust`) is said: `found` is the file's value (JSON text), for
+ * session `id` and a journal of `journalBytes` bytes.
+ */
+export function distrustWords(b) {
+  const D = b.SnapshotDistrust;
+  return new Map([
+    [D.Unparsable, () => 'unparsable (not JSON)'],
+    [D.NotObject, () => 'not a JSON object'],
+    [D.JournalBytes, (found, { journalBytes }) => `__journalBytes ${found} != journal size ${journalBytes}`],
+    [D.NextSeq, (found) => `__nextSeq ${found} is not an integer`],
+    [D.Id, (found, { id }) => `id ${found} is not ${id}`],
+  ]);
 }
 
-/** `diagnostics` split into parse failures and the rest, each in its order. */
-const splitDiagnostics = (list) => [
-  list.filter((d) => d?.error === PARSE_FAILED),
-  list.filter((d) => d?.error !== PARSE_FAILED),
-];
+/** The binding's reasons for distrusting the snapshot file at `file`, as sentences. */
+function distrustReasons(file, bytes, id, journalBytes) {
+  const words = distrustWords(binding());
+  return binding().judgeSnapshotFile(bytes, id, journalBytes).map(({ rule, found = 'undefined' }) => {
+    if (!words.has(rule)) throw unknownVerdict('snapshot file trust', rule, file);
+    return words.get(rule)(found, { id, journalBytes });
+  });
+}
+
+/** `diagnostics` split into the replay's parse failures and the rest, each in its order. */
+function splitDiagnostics(list) {
+  const parseFailed = binding().JOURNAL_PARSE_FAILED;
+  return [list.filter((d) => d?.error === parseFailed), list.filter((d) => d?.error !== parseFailed)];
+}
 
 function sameField(key, replayed, fromFile) {
   if (key === 'diagnostics' && Array.isArray(replayed) && Array.isArray(fromFile)) {
@@ -74,7 +85,7 @@ function sameField(key, replayed, fromFile) {
 function snapshotReport(snapshotPath, bytes, id, journal, replayJson, readerView, base) {
   const file = { path: snapshotPath, present: bytes !== null };
   if (bytes === null) return file;
-  const untrustedReasons = distrustReasons(bytes, id, journal.bytes);
+  const untrustedReasons = distrustReasons(snapshotPath, bytes, id, journal.bytes);
   let parsed = null;
   try { parsed = JSON.parse(bytes.toString('utf8')); } catch { /* reported by the binding's verdict */ }
   const parsable = Boolean(parsed) && typeof parsed === 'object';
@@ -114,7 +125,7 @@ function readSnapshotFile(file) {
  * says whether the session is healthy (`consistent`) and if not, why
  * (`problems`). Null when it has no journal. `replayed` is the fresh
  * replay's snapshot. `reader` is a store reading the project as any reader
- * does (see withReadOnlyStore).
+ * does (see openReader).
  */
 export function verifySession(dirs, id, reader) {
   for (let attempt = 1; ; attempt++) {
@@ -130,7 +141,7 @@ export function verifySession(dirs, id, reader) {
 }
 
 function verifyOnce(dirs, id, journalPath, reader) {
-  const snapshotPath = path.join(dirs.sessionsDir, id + SNAPSHOT_SUFFIX);
+  const snapshotPath = snapshotPathOf(dirs, id);
   const bytes = readSnapshotFile(snapshotPath);
   const { journal, replayed } = replayJournal(journalPath, id);
   const readerView = () => reader.getSnapshot(id, { includeCompleted: true });
@@ -147,7 +158,7 @@ function verifyOnce(dirs, id, journalPath, reader) {
   }
   const notes = [];
   if (!snapshotFile.present) notes.push('no snapshot file: readers replay the journal');
-  if (journal.corruptLines.length) notes.push(`${journal.corruptLines.length} line(s) rejected by the replay: every reader records them as ${PARSE_FAILED} diagnostics`);
+  if (journal.corruptLines.length) notes.push(`${journal.corruptLines.length} line(s) rejected by the replay: every reader records them as ${binding().JOURNAL_PARSE_FAILED} diagnostics`);
   return {
     id,
     consistent: problems.length === 0,

@@ -4,21 +4,32 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
+import { unknownVerdict } from './errors.mjs';
+import { span } from './output.mjs';
 import { binding, listDir } from './project.mjs';
 
 /** A lock record is one short line; more than this is not one. */
 const RECORD_READ_LIMIT = 64 * 1024;
 
-/** What each verdict is shown as, and why it is stale (`pid` is the record's). */
-const VERDICTS = {
-  owner_alive: { state: 'alive', reason: () => null },
-  unreadable_fresh: { state: 'unreadable', reason: () => 'unreadable, younger than 60 s (may be mid-write)' },
-  unreadable_old: { state: 'unreadable', reason: () => 'unreadable and older than 60 s' },
-  owner_gone: { state: 'dead', reason: (pid) => `pid ${pid} is not running` },
-  no_numeric_pid: { state: 'no pid', reason: () => 'no numeric pid' },
-  earlier_boot: { state: 'earlier boot', reason: () => 'written during an earlier boot' },
-  pid_reused: { state: 'pid reused', reason: (pid) => `pid ${pid} now belongs to another process (started after the lock was written)` },
-};
+/**
+ * How each of the binding's lock verdicts (`LockVerdict`) is shown: its
+ * state, and why it is held or stale (`pid` is the record's); null for a
+ * lock that is gone. The age limit of unreadable locks is the binding's.
+ */
+export function lockWords(b) {
+  const V = b.LockVerdict;
+  const limit = span(b.LOCK_UNREADABLE_STALE_MS);
+  return new Map([
+    [V.Absent, null],
+    [V.OwnerAlive, { state: 'alive', reason: () => null }],
+    [V.UnreadableFresh, { state: 'unreadable', reason: () => `unreadable, younger than ${limit} (may be mid-write)` }],
+    [V.UnreadableOld, { state: 'unreadable', reason: () => `unreadable and older than ${limit}` }],
+    [V.OwnerGone, { state: 'dead', reason: (pid) => `pid ${pid} is not running` }],
+    [V.NoNumericPid, { state: 'no pid', reason: () => 'no numeric pid' }],
+    [V.EarlierBoot, { state: 'earlier boot', reason: () => 'written during an earlier boot' }],
+    [V.PidReused, { state: 'pid reused', reason: (pid) => `pid ${pid} now belongs to another process (started after the lock was written)` }],
+  ]);
+}
 
 /** The record as JSON.parse reads it, or null. */
 function readRecord(file) {
@@ -36,9 +47,10 @@ function readRecord(file) {
 }
 
 /** One lock: the binding's verdict and the record's fields; null when it is gone. */
-function inspectLock(file, now) {
+function inspectLock(file, now, words) {
   const { verdict, stale } = binding().judgeLock(file);
-  const shown = VERDICTS[verdict];
+  if (!words.has(verdict)) throw unknownVerdict('lock', verdict, file);
+  const shown = words.get(verdict);
   if (!shown) return null;
   const stat = fs.lstatSync(file, { throwIfNoEntry: false });
   const held = readRecord(file) ?? {};
@@ -61,9 +73,10 @@ function inspectLock(file, now) {
 }
 
 export function inspectLocks(dirs, now = Date.now()) {
+  const words = lockWords(binding());
   return listDir(dirs.locksDir)
-    .filter((name) => name.endsWith('.lock'))
-    .map((name) => inspectLock(path.join(dirs.locksDir, name), now))
+    .filter((name) => name.endsWith(dirs.layout.lockSuffix))
+    .map((name) => inspectLock(path.join(dirs.locksDir, name), now, words))
     .filter(Boolean);
 }
 

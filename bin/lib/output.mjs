@@ -120,3 +120,10 @@ export function shellWord(text) {
   if (process.platform === 'win32') return /^[\w@%+=:,.\\/-]+$/.test(text) ? text : `"${String(text).replace(/"/g, '""')}"`;
   return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${String(text).replace(/'/g, `'\\''`)}'`;
 }
+
+/** A duration the binding gives in ms, in words: `a minute`, `5 minutes`, `30 s`. */
+export function span(ms) {
+  const minutes = ms / (60 * 1000);
+  if (Number.isInteger(minutes) && minutes > 0) return minutes === 1 ? 'a minute' : `${minutes} minutes`;
+  return `${ms / 1000} s`;
+}

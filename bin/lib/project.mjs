@@ -9,19 +9,16 @@ import { sanitize } from './output.mjs';
 
 const require = createRequire(import.meta.url);
 
-/** The package's JavaScript API, or a CliError saying why its binary does not load. */
-export function native() {
+/**
+ * The addon: the store's own layout, rules and verdicts, for the CLI to
+ * apply; or a CliError saying why its binary does not load.
+ */
+export function binding() {
   try {
-    return require('../../index.js');
+    return require('../../binding.js');
   } catch (error) {
     throw loadFailure(error);
   }
-}
-
-/** The addon itself: the store's own rules and verdicts, for the CLI to apply. */
-export function binding() {
-  native();
-  return require('../../binding.js');
 }
 
 /**
@@ -53,21 +50,20 @@ export function resolveCwd(option) {
 }
 
 /**
- * The project's live directories, derived from `sourceLockPath` (which
- * resolves the project root the way the store does and creates nothing):
- * `<root>/.impeccable/live/locks/<hex>.lock`.
+ * The project `cwd` belongs to, as the store resolves it, and its
+ * directories and file names as the binding lays them out (`layout`).
  */
 export function projectDirs(cwd) {
-  const locksDir = path.dirname(native().sourceLockPath('x', cwd));
-  const liveDir = path.dirname(locksDir);
-  const root = path.dirname(path.dirname(liveDir));
+  const root = binding().projectRootOf(cwd, os.homedir());
+  const layout = binding().layout(root);
   return {
     cwd,
     root,
-    liveDir,
-    locksDir,
-    sessionsDir: path.join(liveDir, 'sessions'),
-    legacyDir: path.join(root, '.impeccable-live', 'sessions'),
+    liveDir: layout.liveDir,
+    locksDir: layout.locksDir,
+    sessionsDir: layout.sessionsDir,
+    legacyDir: layout.legacySessionsDir,
+    layout,
   };
 }
 
@@ -76,7 +72,6 @@ export function statOrNull(p) {
 }
 
 export const isDir = (p) => statOrNull(p)?.isDirectory() ?? false;
-export const isFile = (p) => statOrNull(p)?.isFile() ?? false;
 
 /** A directory's names, sorted; none when it does not exist. */
 export function listDir(dir) {
@@ -89,17 +84,26 @@ export function listDir(dir) {
 export const isSessionId = (id) => typeof id === 'string' && binding().isSessionId(id);
 
 export function checkSessionId(command, id) {
-  if (!isSessionId(id)) throw usageError(command, `invalid session id: ${sanitize(id)} (expected [A-Za-z0-9_-]{1,128})`);
+  if (!isSessionId(id)) throw usageError(command, `invalid session id: ${sanitize(id)} (expected ${binding().sessionIdPattern()})`);
   return id;
 }
 
-/** The ids of the journals in a directory (`<id>.jsonl`), valid or not. */
-export const journalIds = (dir) => listDir(dir).filter((n) => n.endsWith('.jsonl')).map((n) => n.slice(0, -'.jsonl'.length));
+/** The ids of the journals in a directory (`<id><journal suffix>`), valid or not. */
+export function journalIds(dirs, dir) {
+  const suffix = dirs.layout.journalSuffix;
+  return listDir(dir).filter((n) => n.endsWith(suffix)).map((n) => n.slice(0, -suffix.length));
+}
+
+/** A session's journal in `dir` (the sessions or the legacy directory). */
+export const journalIn = (dirs, dir, id) => path.join(dir, id + dirs.layout.journalSuffix);
+
+/** A session's snapshot file. */
+export const snapshotPathOf = (dirs, id) => path.join(dirs.sessionsDir, id + dirs.layout.snapshotSuffix);
 
 /** The journal readers use: the primary one, else the legacy one, else null. */
 export function journalPathOf(dirs, id) {
   for (const dir of [dirs.sessionsDir, dirs.legacyDir]) {
-    const file = path.join(dir, id + '.jsonl');
+    const file = journalIn(dirs, dir, id);
     if (fs.existsSync(file)) return file;
   }
   return null;
@@ -109,47 +113,16 @@ export function sessionNotFound(dirs, id) {
   return notFound(`no session ${id} in ${dirs.sessionsDir}` + (isDir(dirs.legacyDir) ? ` or ${dirs.legacyDir}` : ''));
 }
 
-/** A scratch project outside the user's: a temp dir whose `.git` makes it its own root. */
-function withTempProject(fn) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'quiver-live-cli-'));
-  try {
-    fs.mkdirSync(path.join(dir, '.git'));
-    return fn(dir);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** Copies the journals (and snapshot files) of `ids`, or of all sessions, from `from` to `to`. */
-function copySessions(from, to, ids) {
-  fs.mkdirSync(to, { recursive: true });
-  for (const id of ids ?? journalIds(from)) {
-    for (const name of [id + '.jsonl', id + '.snapshot.json']) {
-      if (isFile(path.join(from, name))) fs.copyFileSync(path.join(from, name), path.join(to, name));
-    }
-  }
-}
-
 /**
- * Calls `fn(store)` with a store reading the project's sessions without
- * writing to it. Opening a store creates its sessions dir, so it is opened
- * on the project only when that dir exists; else the sessions (those of
- * `ids`, or all) are read from copies in a scratch project. With no
- * sessions dir and no legacy one, `fn(null)`.
+ * A store reading the project's sessions as every reader does, opened
+ * read-only: it creates no directory, sweeps nothing, and writes nothing
+ * (its `appendEvent` and `flush` throw).
  */
-export function withReadOnlyStore(dirs, ids, fn) {
-  const primary = isDir(dirs.sessionsDir);
-  if (!primary && !isDir(dirs.legacyDir)) return fn(null);
-  if (primary) {
-    const store = native().createLiveSessionStore({ cwd: dirs.cwd });
-    if (path.resolve(store.rootDir) !== path.resolve(dirs.sessionsDir)) {
-      throw new CliError(EXIT.INTERNAL, `store root ${store.rootDir} is not ${dirs.sessionsDir}`);
-    }
-    return fn(store);
+export function openReader(dirs) {
+  const { createLiveSessionStore } = require('../../lib/api.cjs').create(binding(), { readOnly: true });
+  const store = createLiveSessionStore({ cwd: dirs.cwd });
+  if (path.resolve(store.rootDir) !== path.resolve(dirs.sessionsDir)) {
+    throw new CliError(EXIT.INTERNAL, `store root ${store.rootDir} is not ${dirs.sessionsDir}`);
   }
-  return withTempProject((tmp) => {
-    if (primary) copySessions(dirs.sessionsDir, path.join(tmp, '.impeccable', 'live', 'sessions'), ids);
-    copySessions(dirs.legacyDir, path.join(tmp, '.impeccable-live', 'sessions'), ids);
-    return fn(native().createLiveSessionStore({ cwd: tmp }));
-  });
+  return store;
 }

@@ -1,7 +1,11 @@
 //! The store's own verdicts, for the CLI (`bin/`): whether a lock is stale,
-//! whether readers trust a snapshot file, what a replay makes of a journal.
-//! The CLI asks these rather than re-deriving them, so it never judges a
-//! file differently from the store on any OS.
+//! whether readers trust a snapshot file, what a sweep makes of a staged
+//! file, what a replay makes of a journal. Each verdict crosses as a
+//! `string_enum` of `lib.rs` mapped here from the core's enum by an
+//! exhaustive match, so a verdict the core adds cannot compile without
+//! reaching the CLI, which refuses one it has no words for. The CLI asks
+//! these rather than re-deriving them, so it never judges a file
+//! differently from the store on any OS.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -22,20 +26,22 @@ use crate::{errors, host};
 /// How much of a line the CLI is shown (it prints less).
 const EXCERPT_CHARS: usize = 120;
 
-/// The lock verdict's name, and whether it makes the lock stale.
-pub fn lock_verdict(path: &str) -> (&'static str, bool) {
+/// The store's verdict on the lock at `path`, and whether it makes the
+/// lock stale.
+pub fn lock_verdict(path: &str) -> (crate::LockVerdict, bool) {
+    use crate::LockVerdict as V;
     let verdict = lock::judge(Path::new(path));
-    let name = match verdict {
-        Verdict::Absent => "absent",
-        Verdict::OwnerAlive => "owner_alive",
-        Verdict::UnreadableFresh => "unreadable_fresh",
-        Verdict::OwnerGone => "owner_gone",
-        Verdict::NoNumericPid => "no_numeric_pid",
-        Verdict::EarlierBoot => "earlier_boot",
-        Verdict::PidReused => "pid_reused",
-        Verdict::UnreadableOld => "unreadable_old",
+    let shown = match verdict {
+        Verdict::Absent => V::Absent,
+        Verdict::OwnerAlive => V::OwnerAlive,
+        Verdict::UnreadableFresh => V::UnreadableFresh,
+        Verdict::OwnerGone => V::OwnerGone,
+        Verdict::NoNumericPid => V::NoNumericPid,
+        Verdict::EarlierBoot => V::EarlierBoot,
+        Verdict::PidReused => V::PidReused,
+        Verdict::UnreadableOld => V::UnreadableOld,
     };
-    (name, verdict.is_stale())
+    (shown, verdict.is_stale())
 }
 
 /// What a sweep makes of the staged snapshot file at `path`; `None` when
@@ -50,18 +56,19 @@ pub fn staged_verdict(path: &Path) -> Option<crate::StagedFileVerdict> {
     }
 }
 
-/// Each rule of the trust rule a snapshot file holding `bytes` breaks, as
-/// (rule, the file's value as JSON text; `None` for `undefined`).
-pub fn snapshot_distrust(bytes: &[u8], id: &str, journal_bytes: u64) -> Vec<(&'static str, Option<String>)> {
+/// Each part of the trust rule a snapshot file holding `bytes` breaks, with
+/// the file's value for it as JSON text (`None` for `undefined`).
+pub fn snapshot_distrust(bytes: &[u8], id: &str, journal_bytes: u64) -> Vec<(crate::SnapshotDistrust, Option<String>)> {
+    use crate::SnapshotDistrust as D;
     let value = |v: &Value| json::stringify(v);
     snapshot_file::distrust(bytes, &JsStr::from(id), journal_bytes)
         .iter()
         .map(|d| match d {
-            Distrust::Unparsable => ("unparsable", None),
-            Distrust::NotObject => ("not_object", None),
-            Distrust::JournalBytes(v) => ("journal_bytes", value(v)),
-            Distrust::NextSeq(v) => ("next_seq", value(v)),
-            Distrust::Id(v) => ("id", value(v)),
+            Distrust::Unparsable => (D::Unparsable, None),
+            Distrust::NotObject => (D::NotObject, None),
+            Distrust::JournalBytes(v) => (D::JournalBytes, value(v)),
+            Distrust::NextSeq(v) => (D::NextSeq, value(v)),
+            Distrust::Id(v) => (D::Id, value(v)),
         })
         .collect()
 }

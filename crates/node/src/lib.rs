@@ -28,7 +28,7 @@ pub use boundary::boundary;
 #[cfg(feature = "faults")]
 pub use faults::{fault_arm, fault_disarm};
 pub use lock::{lock_path, try_lock, unlock};
-pub use store::{store_append, store_append_json, store_drop_unrendered, store_flush, store_has, store_open, store_persist, store_read, store_read_active, store_snapshot};
+pub use store::{store_append, store_append_json, store_drop_unrendered, store_flush, store_has, store_open, store_open_read_only, store_persist, store_read, store_read_active, store_snapshot};
 
 /// The project root of an absolute, resolved `cwd` (`home` is
 /// `os.homedir()`), as quiver-cli resolves it.
@@ -51,11 +51,20 @@ pub fn is_session_id(id: String) -> bool {
     layout::is_session_id(&id)
 }
 
+/// `isSessionId`'s rule as the source of a regular expression matching one
+/// id, unanchored: for messages saying what an id may be.
+#[napi(catch_unwind)]
+pub fn session_id_pattern() -> String {
+    layout::session_id_pattern()
+}
+
 /// Where the live server's files are under a project root, and how they are
 /// named (the core's `project::layout`): everything the CLI needs to find
 /// them without spelling a name itself.
 #[napi(object)]
 pub struct ProjectLayout {
+    /// The live directory, which holds the sessions and locks directories.
+    pub live_dir: String,
     pub sessions_dir: String,
     pub legacy_sessions_dir: String,
     pub locks_dir: String,
@@ -77,6 +86,7 @@ pub fn layout(root: String) -> ProjectLayout {
     let l = Layout::of(Path::new(&root));
     let text = |p: PathBuf| p.to_string_lossy().into_owned();
     ProjectLayout {
+        live_dir: text(l.live_dir),
         sessions_dir: text(l.sessions_dir),
         legacy_sessions_dir: text(l.legacy_sessions_dir),
         locks_dir: text(l.locks_dir),
@@ -123,20 +133,45 @@ pub fn schema() -> Schema {
     }
 }
 
-/// The store's verdict on a lock file, for the CLI.
+/// What the store makes of a lock file (the core's `lock::Verdict`).
+#[napi(string_enum = "snake_case")]
+pub enum LockVerdict {
+    /// No lock file there.
+    Absent,
+    /// Held: its pid is alive and not shown to be another process.
+    OwnerAlive,
+    /// Held: unreadable, but younger than `LOCK_UNREADABLE_STALE_MS`
+    /// (possibly caught between its creation and its write).
+    UnreadableFresh,
+    /// Stale: no process has its pid.
+    OwnerGone,
+    /// Stale: readable, but its `pid` is not a number.
+    NoNumericPid,
+    /// Stale: written during an earlier boot.
+    EarlierBoot,
+    /// Stale: its pid belongs to a process started after the lock was written.
+    PidReused,
+    /// Stale: unreadable, and older than `LOCK_UNREADABLE_STALE_MS`.
+    UnreadableOld,
+}
+
+/// How long a lock file that cannot be read is held before it is stale.
+#[napi]
+pub const LOCK_UNREADABLE_STALE_MS: f64 = quiver_live_core::lock::UNREADABLE_STALE_MS;
+
+/// The store's judgement of a lock file, for the CLI.
 #[napi(object)]
-pub struct LockVerdict {
-    /// `absent`, `owner_alive`, `unreadable_fresh`, `owner_gone`,
-    /// `no_numeric_pid`, `earlier_boot`, `pid_reused` or `unreadable_old`.
-    pub verdict: String,
+pub struct LockJudgement {
+    pub verdict: LockVerdict,
+    /// Whether the verdict lets anyone remove the lock.
     pub stale: bool,
 }
 
 /// Judges the lock file at `path` as the store does before sweeping it.
 #[napi(catch_unwind)]
-pub fn judge_lock(path: String) -> LockVerdict {
+pub fn judge_lock(path: String) -> LockJudgement {
     let (verdict, stale) = inspect::lock_verdict(&path);
-    LockVerdict { verdict: verdict.into(), stale }
+    LockJudgement { verdict, stale }
 }
 
 /// Removes the lock at `path` if the store judges it stale right now (and
@@ -146,11 +181,26 @@ pub fn clear_stale_lock(path: String) -> bool {
     quiver_live_core::lock::clear_stale(Path::new(&path))
 }
 
-/// A rule of the snapshot-file trust rule a file breaks.
+/// A part of the snapshot-file trust rule (the core's
+/// `snapshot_file::Distrust`): readers trust a file only when it breaks none.
+#[napi(string_enum = "snake_case")]
+pub enum SnapshotDistrust {
+    /// Not JSON.
+    Unparsable,
+    /// JSON, but not an object.
+    NotObject,
+    /// `__journalBytes` is not the journal's size.
+    JournalBytes,
+    /// `__nextSeq` is not an integer.
+    NextSeq,
+    /// `id` is not the session's.
+    Id,
+}
+
+/// A part of the snapshot-file trust rule a file breaks.
 #[napi(object)]
 pub struct Distrust {
-    /// `unparsable`, `not_object`, `journal_bytes`, `next_seq` or `id`.
-    pub rule: String,
+    pub rule: SnapshotDistrust,
     /// The file's value for that rule's key as JSON text (absent for `undefined`).
     pub found: Option<String>,
 }
@@ -160,8 +210,13 @@ pub struct Distrust {
 #[napi(catch_unwind)]
 pub fn judge_snapshot_file(bytes: Buffer, id: String, journal_bytes: i64) -> Vec<Distrust> {
     let broken = inspect::snapshot_distrust(&bytes, &id, u64::try_from(journal_bytes).unwrap_or(u64::MAX));
-    broken.into_iter().map(|(rule, found)| Distrust { rule: rule.into(), found }).collect()
+    broken.into_iter().map(|(rule, found)| Distrust { rule, found }).collect()
 }
+
+/// The `error` of the diagnostic a replay records for a journal line it
+/// rejects.
+#[napi]
+pub const JOURNAL_PARSE_FAILED: &str = quiver_live_core::session::journal::PARSE_FAILED;
 
 /// A journal line a replay records as `journal_parse_failed`.
 #[napi(object)]

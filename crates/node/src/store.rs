@@ -66,6 +66,19 @@ impl Drop for State {
 pub fn store_open(env: Env, project_root: String, durable: bool, ops: Object) -> Result<(External<NativeStore>, String, String)> {
     let js = Js::new(env.raw());
     let store = Store::open(Path::new(&project_root), durable).map_err(|e| errors::throw_fs(js, &e))?;
+    handle(env, store, ops)
+}
+
+/// [`store_open`] for reading only (the CLI's): nothing is created, swept
+/// or written; `storeAppend`, `storeAppendJson`, `storeFlush` and
+/// `storePersist` on it throw, and write nothing.
+#[napi(catch_unwind)]
+pub fn store_open_read_only(env: Env, project_root: String, ops: Object) -> Result<(External<NativeStore>, String, String)> {
+    handle(env, Store::open_read_only(Path::new(&project_root)), ops)
+}
+
+fn handle(env: Env, store: Store, ops: Object) -> Result<(External<NativeStore>, String, String)> {
+    let js = Js::new(env.raw());
     let (root_dir, legacy_root_dir) = (store.root_dir.to_string_lossy().into_owned(), store.legacy_root_dir.to_string_lossy().into_owned());
     let ops = js.reference(ops.raw())?;
     let state = RefCell::new(State { store, kept: Vec::new(), free: Vec::new(), held_after_sweep: 0, ops, env: env.raw() });

@@ -19,7 +19,7 @@ use crate::project::layout::Layout;
 use crate::sys::{self, FsError};
 
 use record::LockRecord;
-pub use stale::{clear_stale, judge, Verdict};
+pub use stale::{clear_stale, judge, Verdict, UNREADABLE_STALE_MS};
 
 /// Hex digits of the path digest used as the lock file's name.
 const DIGEST_HEX_LEN: usize = 24;

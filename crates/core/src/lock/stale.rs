@@ -14,7 +14,7 @@ use crate::sys;
 
 /// Age after which a lock we cannot read is presumed abandoned by a crash
 /// mid-write (a readable lock is judged by its owner's liveness instead).
-const UNREADABLE_STALE_MS: f64 = 60_000.0;
+pub const UNREADABLE_STALE_MS: f64 = 60_000.0;
 
 /// What the rules make of a lock file, and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

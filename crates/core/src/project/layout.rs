@@ -28,6 +28,7 @@ pub const STAGED_MIN_AGE: Duration = Duration::from_secs(60);
 /// The directories of one project.
 #[derive(Clone, Debug)]
 pub struct Layout {
+    pub live_dir: PathBuf,
     pub sessions_dir: PathBuf,
     pub legacy_sessions_dir: PathBuf,
     pub locks_dir: PathBuf,
@@ -37,7 +38,7 @@ impl Layout {
     pub fn of(project_root: &Path) -> Layout {
         let under = |parts: &[&str]| parts.iter().fold(project_root.to_path_buf(), |path, part| path.join(part));
         let live = under(&LIVE_DIR);
-        Layout { sessions_dir: live.join(SESSIONS), legacy_sessions_dir: under(&LEGACY_SESSIONS_DIR), locks_dir: live.join(LOCKS) }
+        Layout { sessions_dir: live.join(SESSIONS), legacy_sessions_dir: under(&LEGACY_SESSIONS_DIR), locks_dir: live.join(LOCKS), live_dir: live }
     }
 
     pub fn journal_path(&self, id: &str) -> PathBuf {
@@ -84,11 +85,18 @@ pub fn staged_session(name: &str) -> Option<&str> {
     (random_ok && is_session_id(id)).then_some(id)
 }
 
+/// [`is_session_id`] as the source of a JavaScript regular expression
+/// matching one id, unanchored: for the CLI's messages, and the staged
+/// name pattern.
+pub fn session_id_pattern() -> String {
+    format!("[A-Za-z0-9_-]{{1,{MAX_ID_LEN}}}")
+}
+
 /// [`staged_session`] as the source of a JavaScript regular expression,
 /// for the CLI: it matches exactly the names `staged_session` accepts, and
 /// captures the id.
 pub fn staged_name_pattern() -> String {
-    format!("^\\.([A-Za-z0-9_-]{{1,{MAX_ID_LEN}}})\\.[0-9a-f]{{{STAGED_RANDOM_HEX}}}$")
+    format!("^\\.({})\\.[0-9a-f]{{{STAGED_RANDOM_HEX}}}$", session_id_pattern())
 }
 
 /// `dir/{name}{suffix}`, built in one allocation: a cached read builds it.
@@ -128,6 +136,7 @@ mod tests {
     #[test]
     fn the_directories_are_under_the_project_root() {
         let layout = Layout::of(Path::new("/p"));
+        assert_eq!(layout.live_dir, Path::new("/p/.impeccable/live"));
         assert_eq!(layout.sessions_dir, Path::new("/p/.impeccable/live/sessions"));
         assert_eq!(layout.legacy_sessions_dir, Path::new("/p/.impeccable-live/sessions"));
         assert_eq!(layout.lock_path("ab"), Path::new("/p/.impeccable/live/locks/ab.lock"));

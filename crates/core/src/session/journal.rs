@@ -166,10 +166,13 @@ impl Replay {
     }
 }
 
-/// `{ error: 'journal_parse_failed', line, message }`.
+/// The `error` of the diagnostic a replay records for a line it rejects.
+pub const PARSE_FAILED: &str = "journal_parse_failed";
+
+/// `{ error: PARSE_FAILED, line, message }`.
 fn parse_diagnostic(line: u64, message: JsStr) -> Value {
     Value::Object(obj(&[
-        ("error", Value::str("journal_parse_failed")),
+        ("error", Value::str(PARSE_FAILED)),
         ("line", Value::Number(line as f64)),
         ("message", Value::String(message)),
     ]))

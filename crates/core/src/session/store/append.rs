@@ -110,6 +110,7 @@ impl Store {
     /// caller finishes with a [`Store::flush`] (which derives the session
     /// from the journal and writes the snapshot file, as the append would).
     pub fn append(&mut self, id: &str, event: &mut Option<NewEvent>, host: &dyn Host) -> Result<View<'_>, StoreError> {
+        self.writable("appendEvent")?;
         let id = super::safe_session_id(id)?;
         self.sessions.trim();
         let mut journal = self.lock_journal(id)?;

@@ -53,6 +53,9 @@ pub struct Store {
     /// fsync the journal (and its directory when the file is new) before an
     /// append returns.
     pub durable: bool,
+    /// Opened with [`Store::open_read_only`]: nothing is created, swept or
+    /// written, and appends and flushes fail.
+    read_only: bool,
     sessions: Sessions,
     /// Journals whose lock a holder kept past the append's patience (see
     /// `append::JOURNAL_LOCK_PATIENCE`): tried once, not waited for, until
@@ -84,19 +87,42 @@ impl Store {
     /// as the old module does (`mkdirSync(dir, { recursive: true })`, with
     /// its errors). Nothing else is read or written.
     pub fn open(project_root: &Path, durable: bool) -> Result<Store, FsError> {
+        let store = Store::new(project_root, durable, false);
+        sys::mkdir_all(&store.root_dir)?;
+        Ok(store)
+    }
+
+    /// Opens the store of a project root for reading only, for tools that
+    /// inspect a project (the CLI): it creates no directory, never sweeps
+    /// staged files, and its appends and flushes fail with
+    /// [`StoreError::Message`] before touching a file. Reads are a writing
+    /// store's: they take the journals' shared locks and write nothing.
+    pub fn open_read_only(project_root: &Path) -> Store {
+        Store::new(project_root, false, true)
+    }
+
+    fn new(project_root: &Path, durable: bool, read_only: bool) -> Store {
         let layout = Layout::of(project_root);
-        sys::mkdir_all(&layout.sessions_dir)?;
-        Ok(Store {
+        Store {
             root_dir: layout.sessions_dir.clone(),
             legacy_root_dir: layout.legacy_sessions_dir.clone(),
             layout,
             durable,
+            read_only,
             sessions: Sessions::default(),
             stuck: HashSet::new(),
             appends: 0,
             #[cfg(test)]
             before_write: None,
-        })
+        }
+    }
+
+    /// Fails an operation that writes (`what` names it) on a read-only store.
+    fn writable(&self, what: &str) -> Result<(), StoreError> {
+        if self.read_only {
+            return Err(StoreError::Message(format!("quiver-live-native: {what} refused: this store was opened read-only (nothing was written)")));
+        }
+        Ok(())
     }
 
     pub fn journal_path(&self, id: &str) -> PathBuf {
@@ -207,6 +233,7 @@ impl Store {
     /// `flush(id)`: re-derive without trusting the snapshot file, then write
     /// it; then sweep abandoned staged files (see [`Store::sweep_staged`]).
     pub fn flush(&mut self, id: &str, host: &dyn Host) -> Result<View<'_>, StoreError> {
+        self.writable("flush")?;
         let id = safe_session_id(id)?;
         self.sessions.trim();
         let key = self.readable_journal_key(id);

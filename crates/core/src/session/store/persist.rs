@@ -64,6 +64,7 @@ impl Store {
     /// session and does the same. A file an append left fails nothing when
     /// it cannot be written: the append's line is in.
     pub fn persist_rendered(&mut self, id: &str, version: u64, text: &str) -> Result<(), StoreError> {
+        self.writable("writing a snapshot file")?;
         let id = super::safe_session_id(id)?;
         let by = match self.sessions.get_mut(id) {
             Some(s) if s.version == version => s.awaits_render.take(),
@@ -98,6 +99,9 @@ impl Store {
     /// [`layout::STAGED_MIN_AGE`]); how many. Best effort: nothing here
     /// fails a call.
     pub fn sweep_staged(&self) -> usize {
+        if self.read_only {
+            return 0;
+        }
         let Ok(names) = sys::list_dir(&self.root_dir) else { return 0 };
         let staged = names.iter().filter(|name| name.to_str().and_then(layout::staged_session).is_some());
         staged.filter(|name| sys::StagedFile::remove_if_abandoned(&self.root_dir.join(name), layout::STAGED_MIN_AGE)).count()

@@ -298,3 +298,71 @@ fn the_cache_is_bounded_and_a_dropped_session_keeps_its_version() {
     let before = store.sessions.get(&ids[1]).unwrap().version;
     assert_ne!(store.read(&ids[1], true, &host).unwrap().version, before, "a changed journal, a new version");
 }
+
+/// Every file and directory under `dir` with its bytes.
+fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Option<Vec<u8>>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                out.insert(path.clone(), None);
+                todo.push(path);
+            } else {
+                out.insert(path.clone(), Some(fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// A read-only store reads what a writing one reads, and creates, sweeps
+/// and writes nothing: not the sessions directory of a bare project, not a
+/// legacy journal's copy, not a snapshot file, not the removal of an
+/// abandoned staged file. Its appends and flushes fail, naming the store.
+#[test]
+fn a_read_only_store_reads_and_writes_nothing() {
+    let host = TestHost(0.0);
+    let bare = temp_root("ro-bare");
+    let mut reader = Store::open_read_only(&bare);
+    assert!(!reader.has("s").unwrap());
+    assert!(reader.read_active(&host).unwrap().is_empty());
+    reader.read("s", true, &host).unwrap();
+    let refused = reader.append("s", &mut Some(event(r#"{"type":"generate","id":"s"}"#)), &host).map(|_| ()).unwrap_err();
+    assert!(refused.to_string().contains("read-only"), "{refused}");
+    assert!(reader.flush("s", &host).is_err());
+    assert!(tree(&bare).is_empty(), "{:?}", tree(&bare));
+
+    let root = temp_root("ro");
+    let mut writer = Store::open(&root, false).unwrap();
+    writer.append("a", &mut Some(event(r#"{"type":"generate","id":"a"}"#)), &host).unwrap();
+    writer.append("b", &mut Some(event(r#"{"type":"generate","id":"b"}"#)), &host).unwrap();
+    // A session only in the legacy directory, the journal of another with
+    // no snapshot file yet, and a staged file a writer left long ago.
+    let legacy = root.join(".impeccable-live").join("sessions");
+    fs::create_dir_all(&legacy).unwrap();
+    fs::copy(writer.journal_path("a"), legacy.join("old.jsonl")).unwrap();
+    append_raw(&writer.journal_path("b"), "{\"seq\":2,\"id\":\"b\",\"type\":\"agent_done\",\"ts\":\"x\",\"event\":{\"type\":\"agent_done\"}}\n");
+    let staged = writer.root_dir.join(".a.0123456789ab");
+    fs::write(&staged, "{").unwrap();
+    let old = std::time::SystemTime::now() - 2 * layout::STAGED_MIN_AGE;
+    fs::File::options().write(true).open(&staged).unwrap().set_modified(old).unwrap();
+    let before = tree(&root);
+
+    let mut reader = Store::open_read_only(&root);
+    let ids = reader.read_active(&host).unwrap().into_iter().map(|(id, _)| id).collect::<Vec<_>>();
+    assert_eq!(ids, ["a", "b", "old"]);
+    let mut fresh = Store::open(&root, false).unwrap();
+    for id in ["a", "b", "old"] {
+        let read = text(reader.read(id, true, &host).unwrap().snapshot);
+        assert_eq!(read, text(fresh.read(id, true, &host).unwrap().snapshot), "{id}");
+    }
+    for id in ["a", "old"] {
+        assert!(reader.append(id, &mut Some(event(&format!(r#"{{"type":"steer","id":"{id}"}}"#))), &host).is_err());
+        assert!(reader.flush(id, &host).is_err());
+    }
+    assert!(reader.persist_rendered("a", 1, "{}\n").is_err());
+    assert_eq!(reader.sweep_staged(), 0);
+    assert_eq!(tree(&root), before);
+}
