@@ -194,3 +194,24 @@ test('harness: with QUIVER_REFERENCE_DIR, the old module\'s every event type has
   assert.ok(reference.caseFields.checkpoint.includes('revisionDomain'));
   assert.ok(reference.coercedFields.variant_mounted.includes('variant'));
 });
+
+test('harness: values meet across events (the same keys with different values, equal revisions in both domains, a variant twice)', () => {
+  const base = nativeVocabulary();
+  // A field only the vocabulary names, as a port's new one is.
+  const vocabulary = { ...base, caseFields: { ...Object.fromEntries(base.eventTypes.map((t) => [t, []])), checkpoint: ['hints', 'revision', 'revisionDomain'] } };
+  const seen = { keyMeets: 0, revisionMeets: 0, variantTwice: 0 };
+  const sequences = 40;
+  for (let seed = 1; seed <= sequences; seed++) {
+    const seq = generateSequence('realistic', seed, { vocabulary, focusTypes: ['checkpoint'] });
+    const events = seq.ops.filter((op) => op.op === 'append' && op.args[0] && typeof op.args[0] === 'object').map((op) => op.args[0]);
+    const checkpoints = events.filter((e) => e.type === 'checkpoint');
+    const hints = checkpoints.map((e) => e.hints).filter((h) => h && typeof h === 'object' && !Array.isArray(h) && !h.$);
+    if (hints.some((a, i) => hints.slice(i + 1).some((b) => Object.keys(a).some((k) => Object.hasOwn(b, k) && a[k] !== b[k])))) seen.keyMeets++;
+    const revisions = checkpoints.filter((e) => typeof e.revision === 'number').map((e) => [e.revisionDomain === 'publication' ? 'p' : 'b', e.revision]);
+    if (revisions.some(([d, r], i) => revisions.slice(i + 1).some(([d2, r2]) => d !== d2 && Math.abs(r - r2) <= 1))) seen.revisionMeets++;
+    const acks = generateSequence('realistic', seed, { vocabulary, focusTypes: ['variant_mounted'] }).ops
+      .filter((op) => op.op === 'append' && op.args[0]?.type === 'variant_mounted' && typeof op.args[0].variant === 'number').map((op) => op.args[0].variant);
+    if (new Set(acks).size < acks.length) seen.variantTwice++;
+  }
+  for (const [what, n] of Object.entries(seen)) assert.ok(n >= sequences / 4, `${what}: ${n} of ${sequences} sequences`);
+});
