@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { decodeValue, encodeValue, recipeOf } from './support/encode.mjs';
 import { generateSequence, VALUE_CLASSES } from './support/gen.mjs';
-import { nativeVocabulary, referenceVocabulary } from './support/vocabulary.mjs';
+import { changedCases, nativeVocabulary, referenceVocabulary } from './support/vocabulary.mjs';
 
 const RECIPES = [
   { $: 'valueOf', ret: 2, v: { a: 1 } },
@@ -214,4 +214,14 @@ test('harness: values meet across events (the same keys with different values, e
     if (new Set(acks).size < acks.length) seen.variantTwice++;
   }
   for (const [what, n] of Object.entries(seen)) assert.ok(n >= sequences / 4, `${what}: ${n} of ${sequences} sequences`);
+});
+
+test('harness: the cases that changed are those whose code differs, through the helpers and constants they reach', () => {
+  const changed = (edit) => changedCases(FAKE_REDUCER, edit(FAKE_REDUCER));
+  assert.deepEqual(changed((t) => t), []);
+  assert.deepEqual(changed((t) => t.replace("case 'ping':", "case 'ping':\n      // a comment only")), [], 'comments and layout do not count');
+  assert.deepEqual(changed((t) => t.replace('Number(event.n) > next.seen', 'Number(event.n) >= next.seen')), ['count']);
+  assert.deepEqual(changed((t) => t.replace('?? null', '?? false')), ['ping'], 'a helper the case calls');
+  assert.deepEqual(changed((t) => t.replace("case 'count':", "case 'fresh':\n      next.seen = 1;\n      break;\n    case 'count':")), ['fresh'], 'a new type');
+  assert.deepEqual(changed((t) => t.replace("case 'gated':\n      if (event.mode === 'deep') next.seen = event.inner.leaf;\n      break;\n", '')), ['gated'], 'a type the reference dropped');
 });

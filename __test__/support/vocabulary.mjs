@@ -10,6 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 import { PACKAGE_DIR, referenceModulePath } from './impls.mjs';
+import { declarations, reach } from '../../scripts/upstream-check.mjs';
 
 /** The package's schema, from its binding. */
 export function nativeVocabulary() {
@@ -151,16 +152,11 @@ function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases
  * field, so only the source tells a case's own reads apart.
  */
 function snapshotReads(source, apply, types, fieldNames) {
-  const labels = [...apply.matchAll(/\n\s*(?:case '([^']+)'|default):/g)].map((m) => ({ type: m[1], at: m.index, end: m.index + m[0].length }));
+  const bodies = caseBodies(apply);
   const known = new Set(fieldNames);
   const out = {};
   for (const type of types) {
-    let i = labels.findIndex((l) => l.type === type);
-    let body = '';
-    while (i >= 0 && i < labels.length && !/\S/.test(body)) {
-      body = apply.slice(labels[i].end, labels[i + 1]?.at ?? apply.length);
-      i++;
-    }
+    const body = bodies.get(type) ?? '';
     const fields = new Set();
     for (const m of body.matchAll(/\bnext\.(\w+)\b(?!\s*=(?!=))/g)) fields.add(m[1]);
     for (const m of body.matchAll(/'(\w+)'/g)) if (known.has(m[1])) fields.add(m[1]);
@@ -171,6 +167,55 @@ function snapshotReads(source, apply, types, fieldNames) {
     out[type] = [...fields].sort();
   }
   return out;
+}
+
+/**
+ * Each `case` label of applyEvent's text with the body it runs: labels
+ * that fall through to the next share its body; `default` is `<default>`.
+ */
+function caseBodies(apply) {
+  const labels = [...apply.matchAll(/\n\s*(?:case '([^']+)'|default):/g)].map((m) => ({ type: m[1] ?? '<default>', at: m.index, end: m.index + m[0].length }));
+  const out = new Map();
+  for (let i = 0; i < labels.length; i++) {
+    let j = i;
+    let body = '';
+    while (j < labels.length && !/\S/.test(body)) {
+      body = apply.slice(labels[j].end, labels[j + 1]?.at ?? apply.length);
+      j++;
+    }
+    out.set(labels[i].type, body);
+  }
+  return out;
+}
+
+/** Code as compared: comments dropped, white space collapsed. */
+function codeOf(text) {
+  return text.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/(^|\s)\/\/.*$/gm, '$1').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The event types whose `case` in applyEvent runs different code in
+ * `after` than in `before` (two texts of session-store.mjs): its body
+ * differs, or a top-level declaration it reaches (a helper, a constant,
+ * and what they reach) does; a label only one of them has counts too.
+ * Comments and layout do not. A change of `default` or of the head of
+ * applyEvent touches every type, and is not a case of its own.
+ */
+export function changedCases(before, after) {
+  const [was, is] = [before, after].map((source) => ({ bodies: caseBodies(functionBody(source, 'applyEvent')), decls: declarations(source) }));
+  const changed = [];
+  for (const type of new Set([...is.bodies.keys(), ...was.bodies.keys()])) {
+    if (type === '<default>') continue;
+    const [a, b] = [was.bodies.get(type), is.bodies.get(type)];
+    if (a === undefined || b === undefined || codeOf(a) !== codeOf(b)) {
+      changed.push(type);
+      continue;
+    }
+    const uses = (body, decls) => [...decls.keys()].filter((name) => name !== 'applyEvent' && new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`).test(body));
+    const reached = reach(after, uses(b, is.decls)).reached.filter((name) => name !== 'applyEvent');
+    if (reached.some((name) => was.decls.get(name) === undefined || codeOf(was.decls.get(name)) !== codeOf(is.decls.get(name)))) changed.push(type);
+  }
+  return changed;
 }
 
 /** The old module's vocabulary (its session-store.mjs: `file`), or null without QUIVER_REFERENCE_DIR. */
