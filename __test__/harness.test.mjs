@@ -11,6 +11,7 @@ import path from 'node:path';
 import { decodeValue, encodeValue, recipeOf } from './support/encode.mjs';
 import { generateSequence, VALUE_CLASSES } from './support/gen.mjs';
 import { changedCases, nativeVocabulary, referenceVocabulary } from './support/vocabulary.mjs';
+import { shrinkSequence } from './support/shrink.mjs';
 
 const RECIPES = [
   { $: 'valueOf', ret: 2, v: { a: 1 } },
@@ -224,4 +225,16 @@ test('harness: the cases that changed are those whose code differs, through the 
   assert.deepEqual(changed((t) => t.replace('?? null', '?? false')), ['ping'], 'a helper the case calls');
   assert.deepEqual(changed((t) => t.replace("case 'count':", "case 'fresh':\n      next.seen = 1;\n      break;\n    case 'count':")), ['fresh'], 'a new type');
   assert.deepEqual(changed((t) => t.replace("case 'gated':\n      if (event.mode === 'deep') next.seen = event.inner.leaf;\n      break;\n", '')), ['gated'], 'a type the reference dropped');
+});
+
+test('harness: a failing sequence shrinks to the operations and event members its failure needs', () => {
+  const ops = [{ op: 'create', options: {} }];
+  for (let i = 0; i < 25; i++) ops.push({ op: 'append', args: [{ type: 't', id: 's', n: i, extra: { keep: i === 7, other: 'x' }, noise: [1, 2] }] });
+  // Fails while the store is created and the 8th event's extra.keep is sent after it.
+  const fails = (seq) => seq.ops[0]?.op === 'create' && seq.ops.some((op) => op.args?.[0]?.extra?.keep === true);
+  const { seq, runs } = shrinkSequence({ tier: 'realistic', seed: 1, ops }, fails);
+  assert.deepEqual(seq.ops, [{ op: 'create', options: {} }, { op: 'append', args: [{ type: 't', id: 's', extra: { keep: true } }] }]);
+  assert.ok(runs < 400, `${runs} candidates`);
+  const passing = shrinkSequence({ tier: 'realistic', seed: 1, ops }, () => false);
+  assert.deepEqual(passing.seq.ops, ops, 'a sequence that does not fail is left as it is');
 });

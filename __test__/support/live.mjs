@@ -7,7 +7,7 @@ import { runSequence, crossRead, compareTranscripts, allDifferences, formatMisma
 
 /**
  * compareLive({ tier, seed, reference, candidate, options, workDir })
- *   -> { tier, seed, ops, checks, agreements, mismatches: [{ label, mismatch, report }] }
+ *   -> { tier, seed, seq, ops, checks, agreements, mismatches: [{ label, mismatch, report }] }
  *
  * Checks, each over the whole sequence:
  *   run        the candidate's transcript equals the reference's
@@ -31,40 +31,70 @@ import { runSequence, crossRead, compareTranscripts, allDifferences, formatMisma
  */
 export function compareLive({ tier, seed, reference, candidate, options = {}, workDir }) {
   const seq = generateSequence(tier, seed, options);
-  const result = { tier, seed, ops: seq.ops.length, coverage: seq.coverage, checks: 0, agreements: 0, mismatches: [] };
-  const check = (label, mismatch, extra) => {
+  const result = { tier, seed, seq, ops: seq.ops.length, coverage: seq.coverage, checks: 0, agreements: 0, mismatches: [] };
+  const impls = { reference, candidate, options, workDir };
+  const both = runBoth(seq, impls);
+  for (const label of CHECKS) {
+    const { mismatch, extra } = checkLive(label, seq, impls, both);
     result.checks++;
     if (!mismatch) {
       result.agreements++;
-      return;
+      continue;
     }
     let report = formatMismatch({ label, seed, tier, mismatch, ops: label.startsWith('cross') ? null : seq.ops });
     if (extra) report += '\n' + extra;
     result.mismatches.push({ label, mismatch, report });
-  };
-  const diffsReport = (expected, actual) => {
-    const diffs = allDifferences(expected, actual, 6);
-    if (diffs.length <= 1) return '';
-    return '  further differences:\n' + diffs.slice(1).map((d) => `    op #${d.index} (${d.op}) ${d.field}: ${d.detail}`).join('\n');
-  };
+  }
+  return result;
+}
 
+/** The labels of compareLive's checks, in the order it makes them. */
+export const CHECKS = ['run', 'cross reference-writes/candidate-reads', 'cross candidate-writes/reference-reads', 'mixed reference/candidate stores'];
+
+/**
+ * checkLive(label, seq, { reference, candidate, options, workDir }, both?)
+ *   -> { mismatch, extra }
+ * One of compareLive's checks on a sequence (any list of ops, a shrunk one
+ * too); `both` is runBoth's outcome when it is at hand.
+ */
+export function checkLive(label, seq, impls, both) {
+  const { reference, candidate, options = {}, workDir } = impls;
+  const identity = !!options.identity;
+  switch (label) {
+    case 'run': {
+      const { expected, actual, serialize } = both ?? runBoth(seq, impls);
+      const mismatch = (serialize && reentryMismatch(expected, actual)) || compareTranscripts(expected, actual)
+        || (options.types && undeclaredKeys(expected, options.types));
+      return { mismatch, extra: mismatch && diffsReport(expected, actual) };
+    }
+    case 'cross reference-writes/candidate-reads': return { mismatch: crossRead(reference, candidate, seq, workDir).mismatch };
+    case 'cross candidate-writes/reference-reads': return { mismatch: crossRead(candidate, reference, seq, workDir).mismatch };
+    case 'mixed reference/candidate stores': {
+      const { expected, serialize } = both ?? runBoth(seq, impls);
+      const mixed = runSequence(reference, seq, workDir, { factories: [reference, candidate], identity, serialize });
+      const mismatch = compareTranscripts(expected, mixed);
+      return { mismatch, extra: mismatch && diffsReport(expected, mixed) };
+    }
+    default: throw new Error(`unknown check ${label}`);
+  }
+}
+
+/**
+ * Both implementations' transcripts of `seq`; the reference's as if appends
+ * were serialized when a getter appends while its event is handled.
+ */
+function runBoth(seq, { reference, candidate, options = {}, workDir }) {
   const identity = !!options.identity;
   const actual = runSequence(candidate, seq, workDir, { identity });
   const serialize = hasReentrantGetter(seq) ? { plan: reentryPlan(actual), factory: reference } : undefined;
   const expected = runSequence(reference, seq, workDir, { identity, serialize });
-  const m = (serialize && reentryMismatch(expected, actual)) || compareTranscripts(expected, actual)
-    || (options.types && undeclaredKeys(expected, options.types));
-  check('run', m, m && diffsReport(expected, actual));
+  return { expected, actual, serialize };
+}
 
-  const rc = crossRead(reference, candidate, seq, workDir);
-  check('cross reference-writes/candidate-reads', rc.mismatch);
-  const cr = crossRead(candidate, reference, seq, workDir);
-  check('cross candidate-writes/reference-reads', cr.mismatch);
-
-  const mixed = runSequence(reference, seq, workDir, { factories: [reference, candidate], identity, serialize });
-  const mm = compareTranscripts(expected, mixed);
-  check('mixed reference/candidate stores', mm, mm && diffsReport(expected, mixed));
-  return result;
+function diffsReport(expected, actual) {
+  const diffs = allDifferences(expected, actual, 6);
+  if (diffs.length <= 1) return '';
+  return '  further differences:\n' + diffs.slice(1).map((d) => `    op #${d.index} (${d.op}) ${d.field}: ${d.detail}`).join('\n');
 }
 
 /**
