@@ -214,7 +214,8 @@ test('harness: values meet across events (the same keys with different values, e
       .filter((op) => op.op === 'append' && op.args[0]?.type === 'variant_mounted' && typeof op.args[0].variant === 'number').map((op) => op.args[0].variant);
     if (new Set(acks).size < acks.length) seen.variantTwice++;
   }
-  for (const [what, n] of Object.entries(seen)) assert.ok(n >= sequences / 4, `${what}: ${n} of ${sequences} sequences`);
+  // Values drawn afresh for each event meet in about 1 sequence of 40 here.
+  for (const [what, n] of Object.entries(seen)) assert.ok(n >= sequences / 8, `${what}: ${n} of ${sequences} sequences`);
 });
 
 test('harness: the cases that changed are those whose code differs, through the helpers and constants they reach', () => {

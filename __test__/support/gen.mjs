@@ -606,13 +606,14 @@ class Gen {
   readByReducer(s, ev, type) {
     const rng = this.rng;
     const fields = this.opt.vocabulary.caseFields?.[type] ?? [];
-    // A focused type (a case a port just changed) carries its fields more
-    // often, and more often with values that meet.
+    // A focused type (a case a port just changed) carries the fields
+    // event() leaves out more often (a port's new ones), and more often
+    // with values that meet.
     const focused = !!this.opt.focusTypes?.includes(type);
     for (const field of fields) {
       const steps = field.split('.');
       const present = hasPath(ev, steps);
-      if (present ? !rng.chance(this.adv || focused ? 0.35 : 0.1) : !rng.chance(focused ? 0.7 : this.adv ? 0.5 : 0.35)) continue;
+      if (present ? !rng.chance(this.adv ? 0.35 : 0.1) : !rng.chance(focused ? 0.7 : this.adv ? 0.5 : 0.35)) continue;
       setPath(ev, steps, rng.chance(focused ? 0.8 : 0.5) ? this.meetValue(s, `${type}.${field}`) : this.fieldValue(s));
     }
   }
