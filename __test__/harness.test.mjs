@@ -194,6 +194,7 @@ test('harness: with QUIVER_REFERENCE_DIR, the old module\'s every event type has
   for (const type of reference.eventTypes) assert.ok(Array.isArray(reference.caseFields[type]), type);
   assert.ok(reference.caseFields.checkpoint.includes('revisionDomain'));
   assert.ok(reference.coercedFields.variant_mounted.includes('variant'));
+  assert.deepEqual(reference.spreadFields.checkpoint, ['paramValues'], 'the fields a case spreads');
 });
 
 test('harness: values meet across events (the same keys with different values, equal revisions in both domains, a variant twice)', () => {

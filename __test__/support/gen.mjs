@@ -249,17 +249,18 @@ class Gen {
   /**
    * A value of class `cls` for `field` built from the sequence's pools; a
    * class with no parts to pool is drawn as fieldValue draws it. A plain
-   * value mostly takes the kind (number, string, object) the field's last
-   * one took, so an object a field carried meets the next one's keys.
+   * value is an object for a field the old module spreads (`spread`), else
+   * mostly of the kind (number, string, object) the field's last one took,
+   * so an object a field carried meets the next one's keys.
    */
-  meetValue(s, field, cls = this.rng.pick(this.opt.valueClasses ?? VALUE_CLASSES[this.adv ? 'adversarial' : 'realistic'])) {
+  meetValue(s, field, spread, cls = this.rng.pick(this.opt.valueClasses ?? VALUE_CLASSES[this.adv ? 'adversarial' : 'realistic'])) {
     const rng = this.rng;
     const p = this.pools;
     const r = (recipe) => fromRecipe(recipe);
     switch (cls) {
       case 'plain': {
         const kinds = { number: () => rng.pick(p.numbers), string: () => rng.pick([...p.strings, ...p.domains]), object: () => this.pooledObject() };
-        const kind = p.kinds.get(field) && rng.chance(0.8) ? p.kinds.get(field) : rng.pick(['number', 'string', 'object', 'object']);
+        const kind = spread ? 'object' : p.kinds.get(field) && rng.chance(0.8) ? p.kinds.get(field) : rng.pick(['number', 'string', 'object', 'object']);
         p.kinds.set(field, kind);
         return kinds[kind]();
       }
@@ -272,6 +273,16 @@ class Gen {
       case 'frozen': return r({ $: 'frozen', target: encodeValue(this.pooledObject()) });
       default: return this.fieldValue(s, cls);
     }
+  }
+
+  /**
+   * The class of a value that meets: for a field the old module spreads,
+   * mostly one meetValue builds as an object of pooled keys.
+   */
+  meetClass(spread) {
+    const classes = this.opt.valueClasses ?? VALUE_CLASSES[this.adv ? 'adversarial' : 'realistic'];
+    const objects = classes.filter((c) => ['plain', 'valueOf', 'proxy', 'frozen', 'typed'].includes(c));
+    return this.rng.pick(spread && objects.length && this.rng.chance(0.7) ? objects : classes);
   }
 
   /**
@@ -606,6 +617,7 @@ class Gen {
   readByReducer(s, ev, type) {
     const rng = this.rng;
     const fields = this.opt.vocabulary.caseFields?.[type] ?? [];
+    const spread = new Set(this.opt.vocabulary.spreadFields?.[type] ?? []);
     // A focused type (a case a port just changed) carries the fields
     // event() leaves out more often (a port's new ones), and more often
     // with values that meet.
@@ -614,7 +626,7 @@ class Gen {
       const steps = field.split('.');
       const present = hasPath(ev, steps);
       if (present ? !rng.chance(this.adv ? 0.35 : 0.1) : !rng.chance(focused ? 0.7 : this.adv ? 0.5 : 0.35)) continue;
-      setPath(ev, steps, rng.chance(focused ? 0.8 : 0.5) ? this.meetValue(s, `${type}.${field}`) : this.fieldValue(s));
+      setPath(ev, steps, rng.chance(focused ? 0.8 : 0.5) ? this.meetValue(s, `${type}.${field}`, spread.has(field), this.meetClass(spread.has(field))) : this.fieldValue(s));
     }
   }
 
@@ -699,7 +711,12 @@ class Gen {
       done: ['generate', 'checkpoint', 'steer', 'complete'],
     };
     const all = this.opt.vocabulary.eventTypes;
-    if (this.opt.focusTypes?.length && rng.chance(0.4)) return rng.pick(this.opt.focusTypes);
+    if (this.opt.focusTypes?.length && rng.chance(0.4)) {
+      // Half of the time the session's last focused type again: successive
+      // events of a changed case meet each other's values.
+      if (!s.focused || rng.chance(0.5)) s.focused = rng.pick(this.opt.focusTypes);
+      return s.focused;
+    }
     // A type the old module handles and `event()` does not build (one
     // added upstream since): often, so a sequence meets it several times.
     const fresh = all.filter((type) => !GENERATED_TYPES.has(type));

@@ -92,10 +92,12 @@ function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases
     { ...base, pendingEvent: { type: 'generate' }, pendingEventSeq: 1 },
     { ...base, mountedVariants: [1], mountFailures: [{ variant: 2 }], generationCompletedAt: 1 },
   ];
-  const out = { fields: {}, coerced: {} };
+  const out = { fields: {}, coerced: {}, spread: {} };
   for (const type of types) {
     const reads = new Set();
     const entryReads = new Set();
+    // Fields whose keys a case lists (`{ ...event.f }`): objects there meet.
+    const spread = new Set();
     const recorder = (target, prefix, valueOf, sink, depth) => new Proxy(target, {
       get(t, key, receiver) {
         if (typeof key === 'symbol' || Object.prototype.hasOwnProperty.call(t, key)) return Reflect.get(t, key, receiver);
@@ -108,6 +110,10 @@ function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases
         if (typeof key === 'symbol' || Object.prototype.hasOwnProperty.call(t, key)) return Reflect.has(t, key);
         sink.add(prefix + key);
         return valueOf(prefix + key) !== undefined;
+      },
+      ownKeys(t) {
+        if (prefix && sink === reads) spread.add(prefix.slice(0, -1));
+        return Reflect.ownKeys(t);
       },
     });
     const run = (prior, valueOf) => {
@@ -141,6 +147,7 @@ function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases
     const coerced = [...reads].filter((p) => /\.(valueOf|toString)$/.test(p)).map((p) => p.replace(/\.(valueOf|toString)$/, ''));
     out.fields[type] = [...reads].filter((p) => !/\.(valueOf|toString)$/.test(p)).sort();
     out.coerced[type] = [...new Set(coerced)].sort();
+    out.spread[type] = [...spread].sort();
   }
   return out;
 }
@@ -255,6 +262,7 @@ export async function referenceVocabulary(file = referenceModulePath()) {
     eventTypes,
     caseFields: probed.fields,
     coercedFields: probed.coerced,
+    spreadFields: probed.spread,
     snapshotReads: snapshotReads(source, apply, eventTypes, [...Object.keys(base), ...added]),
     literals,
     completedPhases: [...vocab.COMPLETED_SESSION_PHASES],
