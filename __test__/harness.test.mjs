@@ -240,3 +240,25 @@ test('harness: a failing sequence shrinks to the operations and event members it
   const passing = shrinkSequence({ tier: 'realistic', seed: 1, ops }, () => false);
   assert.deepEqual(passing.seq.ops, ops, 'a sequence that does not fail is left as it is');
 });
+
+test('harness: a difference RELIABILITY.md lists is named, not reported as a mismatch', async (t) => {
+  const { loadPackage, loadReference } = await import('./support/impls.mjs');
+  const { checkLive } = await import('./support/live.mjs');
+  const reference = await loadReference();
+  if (!reference) {
+    t.skip('reference check skipped: QUIVER_REFERENCE_DIR not set');
+    return;
+  }
+  const ops = [
+    { op: 'otherAppend', args: [{ type: 'agent_phase', id: 's' }] },
+    { op: 'editSnapshot', id: 's', edit: 'setFieldDeep', field: 'annotationArtifacts', depth: 20000 },
+    { op: 'restart', options: {} },
+    { op: 'getSnapshot', args: ['s', {}] },
+    { op: 'flush', args: ['s'] },
+    { op: 'list' },
+  ];
+  const impls = { reference, candidate: loadPackage(), options: {} };
+  const r = checkLive('run', { tier: 'realistic', seed: 0, layout: 'plain', ops }, impls);
+  assert.equal(r.mismatch, null);
+  assert.match(r.known, /flush too deep to render/);
+});
