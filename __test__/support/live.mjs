@@ -7,7 +7,7 @@ import { runSequence, crossRead, compareTranscripts, allDifferences, formatMisma
 
 /**
  * compareLive({ tier, seed, reference, candidate, options, workDir })
- *   -> { tier, seed, seq, ops, checks, agreements, mismatches: [{ label, mismatch, report }] }
+ *   -> { tier, seed, seq, ops, checks, agreements, mismatches: [{ label, mismatch, report }], known: [{ label, known }] }
  *
  * Checks, each over the whole sequence:
  *   run        the candidate's transcript equals the reference's
