@@ -104,6 +104,7 @@ test('lint follows sourced files and checks this workflow', () => {
   assert.match(runs('lint'), /^shellcheck -x .*scripts\/cross\.sh.*\.ci\/run/m);
   assert.match(runs('lint'), /actionlint" -no-color \.github\/workflows\/CI\.yml/);
   assert.match(runs('lint'), /node scripts\/version\.mjs/);
+  assert.match(runs('lint'), /^cargo clippy --workspace --locked -- -D warnings$/m, 'warnings fail the lint job');
 });
 
 test('a scheduled job runs the reference suites against upstream main', () => {

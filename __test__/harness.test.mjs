@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { decodeValue, encodeValue, recipeOf } from './support/encode.mjs';
 import { generateSequence, VALUE_CLASSES } from './support/gen.mjs';
-import { nativeVocabulary, referenceVocabulary } from './support/vocabulary.mjs';
+import { changedCases, nativeVocabulary, referenceVocabulary } from './support/vocabulary.mjs';
+import { shrinkSequence } from './support/shrink.mjs';
 
 const RECIPES = [
   { $: 'valueOf', ret: 2, v: { a: 1 } },
@@ -193,4 +194,71 @@ test('harness: with QUIVER_REFERENCE_DIR, the old module\'s every event type has
   for (const type of reference.eventTypes) assert.ok(Array.isArray(reference.caseFields[type]), type);
   assert.ok(reference.caseFields.checkpoint.includes('revisionDomain'));
   assert.ok(reference.coercedFields.variant_mounted.includes('variant'));
+  assert.deepEqual(reference.spreadFields.checkpoint, ['paramValues'], 'the fields a case spreads');
+});
+
+test('harness: values meet across events (the same keys with different values, equal revisions in both domains, a variant twice)', () => {
+  const base = nativeVocabulary();
+  // A field only the vocabulary names, as a port's new one is.
+  const vocabulary = { ...base, caseFields: { ...Object.fromEntries(base.eventTypes.map((t) => [t, []])), checkpoint: ['hints', 'revision', 'revisionDomain'] } };
+  const seen = { keyMeets: 0, revisionMeets: 0, variantTwice: 0 };
+  const sequences = 40;
+  for (let seed = 1; seed <= sequences; seed++) {
+    const seq = generateSequence('realistic', seed, { vocabulary, focusTypes: ['checkpoint'] });
+    const events = seq.ops.filter((op) => op.op === 'append' && op.args[0] && typeof op.args[0] === 'object').map((op) => op.args[0]);
+    const checkpoints = events.filter((e) => e.type === 'checkpoint');
+    const hints = checkpoints.map((e) => e.hints).filter((h) => h && typeof h === 'object' && !Array.isArray(h) && !h.$);
+    if (hints.some((a, i) => hints.slice(i + 1).some((b) => Object.keys(a).some((k) => Object.hasOwn(b, k) && a[k] !== b[k])))) seen.keyMeets++;
+    const revisions = checkpoints.filter((e) => typeof e.revision === 'number').map((e) => [e.revisionDomain === 'publication' ? 'p' : 'b', e.revision]);
+    if (revisions.some(([d, r], i) => revisions.slice(i + 1).some(([d2, r2]) => d !== d2 && Math.abs(r - r2) <= 1))) seen.revisionMeets++;
+    const acks = generateSequence('realistic', seed, { vocabulary, focusTypes: ['variant_mounted'] }).ops
+      .filter((op) => op.op === 'append' && op.args[0]?.type === 'variant_mounted' && typeof op.args[0].variant === 'number').map((op) => op.args[0].variant);
+    if (new Set(acks).size < acks.length) seen.variantTwice++;
+  }
+  // Values drawn afresh for each event meet in about 1 sequence of 40 here.
+  for (const [what, n] of Object.entries(seen)) assert.ok(n >= sequences / 8, `${what}: ${n} of ${sequences} sequences`);
+});
+
+test('harness: the cases that changed are those whose code differs, through the helpers and constants they reach', () => {
+  const changed = (edit) => changedCases(FAKE_REDUCER, edit(FAKE_REDUCER));
+  assert.deepEqual(changed((t) => t), []);
+  assert.deepEqual(changed((t) => t.replace("case 'ping':", "case 'ping':\n      // a comment only")), [], 'comments and layout do not count');
+  assert.deepEqual(changed((t) => t.replace('Number(event.n) > next.seen', 'Number(event.n) >= next.seen')), ['count']);
+  assert.deepEqual(changed((t) => t.replace('?? null', '?? false')), ['ping'], 'a helper the case calls');
+  assert.deepEqual(changed((t) => t.replace("case 'count':", "case 'fresh':\n      next.seen = 1;\n      break;\n    case 'count':")), ['fresh'], 'a new type');
+  assert.deepEqual(changed((t) => t.replace("case 'gated':\n      if (event.mode === 'deep') next.seen = event.inner.leaf;\n      break;\n", '')), ['gated'], 'a type the reference dropped');
+});
+
+test('harness: a failing sequence shrinks to the operations and event members its failure needs', () => {
+  const ops = [{ op: 'create', options: {} }];
+  for (let i = 0; i < 25; i++) ops.push({ op: 'append', args: [{ type: 't', id: 's', n: i, extra: { keep: i === 7, other: 'x' }, noise: [1, 2] }] });
+  // Fails while the store is created and the 8th event's extra.keep is sent after it.
+  const fails = (seq) => seq.ops[0]?.op === 'create' && seq.ops.some((op) => op.args?.[0]?.extra?.keep === true);
+  const { seq, runs } = shrinkSequence({ tier: 'realistic', seed: 1, ops }, fails);
+  assert.deepEqual(seq.ops, [{ op: 'create', options: {} }, { op: 'append', args: [{ type: 't', id: 's', extra: { keep: true } }] }]);
+  assert.ok(runs < 400, `${runs} candidates`);
+  const passing = shrinkSequence({ tier: 'realistic', seed: 1, ops }, () => false);
+  assert.deepEqual(passing.seq.ops, ops, 'a sequence that does not fail is left as it is');
+});
+
+test('harness: a difference RELIABILITY.md lists is named, not reported as a mismatch', async (t) => {
+  const { loadPackage, loadReference } = await import('./support/impls.mjs');
+  const { checkLive } = await import('./support/live.mjs');
+  const reference = await loadReference();
+  if (!reference) {
+    t.skip('reference check skipped: QUIVER_REFERENCE_DIR not set');
+    return;
+  }
+  const ops = [
+    { op: 'otherAppend', args: [{ type: 'agent_phase', id: 's' }] },
+    { op: 'editSnapshot', id: 's', edit: 'setFieldDeep', field: 'annotationArtifacts', depth: 20000 },
+    { op: 'restart', options: {} },
+    { op: 'getSnapshot', args: ['s', {}] },
+    { op: 'flush', args: ['s'] },
+    { op: 'list' },
+  ];
+  const impls = { reference, candidate: loadPackage(), options: {} };
+  const r = checkLive('run', { tier: 'realistic', seed: 0, layout: 'plain', ops }, impls);
+  assert.equal(r.mismatch, null);
+  assert.match(r.known, /flush too deep to render/);
 });

@@ -22,9 +22,21 @@
 //   --identity      also compare identity: a copy where the old module returns
 //                   the caller's own object (by reference) is a mismatch
 //   --quiet         print one line per mismatching sequence, not its report
+//   --no-shrink     print a mismatching sequence as generated; by default the
+//                   first 3 are shrunk first (see __test__/support/shrink.mjs):
+//                   fast-check leaves out operations and event members while
+//                   the same check still fails the same way
 //   --focus T,U     send events of these types more often (about 4 in 10),
-//                   and corrupt the snapshot fields their cases read more
-//                   often: the cases a port just changed
+//                   with the fields their cases read more often, and corrupt
+//                   the snapshot fields those cases read more often. Default:
+//                   the types whose `case` runs different code in the
+//                   reference than in the version this package implements
+//                   (IMPLEMENTED in scripts/upstream-check.mjs, read from the
+//                   reference's git history), so a port is checked where it
+//                   changed; `--focus none` for no focus
+//   --since DIR     compare the reference's cases with this checkout's (or
+//                   session-store.mjs file's) for the default focus, instead
+//                   of the implemented commit from the reference's history
 //   --classes A,B   draw the values of reducer-read fields from these classes
 //                   only (see VALUE_CLASSES in __test__/support/gen.mjs)
 //   --coverage-json FILE  write the coverage table (below) as JSON too
@@ -42,23 +54,26 @@
 
 import fs from 'node:fs';
 import os from 'node:os';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { loadPackage, loadReference, PACKAGE_DIR } from '../__test__/support/impls.mjs';
-import { compareLive } from '../__test__/support/live.mjs';
+import { loadPackage, loadReference, PACKAGE_DIR, referenceModulePath } from '../__test__/support/impls.mjs';
+import { checkLive, compareLive } from '../__test__/support/live.mjs';
 import { TIERS, VALUE_CLASSES } from '../__test__/support/gen.mjs';
-import { referenceVocabulary } from '../__test__/support/vocabulary.mjs';
+import { changedCases, referenceVocabulary } from '../__test__/support/vocabulary.mjs';
+import { shrinkSequence } from '../__test__/support/shrink.mjs';
+import { formatMismatch, showEncoded } from '../__test__/support/transcript.mjs';
+import { IMPLEMENTED } from './upstream-check.mjs';
 
 function usage(msg) {
   if (msg) console.error(msg);
-  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N] [--torn-append] [--identity] [--quiet] [--classes A,B] [--focus T,U] [--coverage-json FILE] [--chunk N]');
+  console.error('usage: node scripts/fuzz.mjs --cases N --seed S [--tier realistic|adversarial|both] [--ops N] [--impl FILE] [--self] [--max-failures N] [--torn-append] [--identity] [--quiet] [--no-shrink] [--classes A,B] [--focus T,U|none] [--since DIR] [--coverage-json FILE] [--chunk N]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const args = { cases: 100, seed: undefined, tier: 'both', ops: 30, impl: null, self: false, maxFailures: 10, tornAppend: false,
-    identity: false, quiet: false, coverageJson: null, classes: null, focus: null, chunk: 100, stateOut: null };
+    identity: false, quiet: false, shrink: true, coverageJson: null, classes: null, focus: undefined, since: null, chunk: 100, stateOut: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const val = () => {
@@ -75,7 +90,12 @@ function parseArgs(argv) {
     else if (a === '--identity') args.identity = true;
     else if (a === '--quiet') args.quiet = true;
     else if (a === '--classes') args.classes = val().split(',');
-    else if (a === '--focus') args.focus = val().split(',');
+    else if (a === '--focus') {
+      const types = val();
+      args.focus = types === 'none' ? null : types.split(',');
+    }
+    else if (a === '--since') args.since = val();
+    else if (a === '--no-shrink') args.shrink = false;
     else if (a === '--chunk') args.chunk = Number(val());
     else if (a === '--state-out') args.stateOut = val();
     else if (a === '--coverage-json') args.coverageJson = val();
@@ -114,9 +134,15 @@ async function main() {
   const vocabulary = await referenceVocabulary();
   const base = (args.seed ?? Math.floor(Math.random() * 0x7fffffff)) >>> 0;
   const tiers = args.tier === 'both' ? TIERS : [args.tier];
-  console.log(`fuzz: ${candidateName} vs reference, tiers ${tiers.join('+')}, ${args.cases} sequences per tier from seed ${base}, ${args.ops} ops each`);
+  if (args.focus === undefined) {
+    const derived = changedFocus(args.since);
+    console.log(derived.note);
+    args.focus = derived.types?.length ? derived.types : null;
+  }
+  console.log(`fuzz: ${candidateName} vs reference, tiers ${tiers.join('+')}, ${args.cases} sequences per tier from seed ${base}, ${args.ops} ops each`
+    + `${args.focus ? `, focus ${args.focus.join(',')}` : ''}`);
 
-  const totals = { sequences: 0, ops: 0, checks: 0, agreements: 0, failed: [] };
+  const totals = { sequences: 0, ops: 0, checks: 0, agreements: 0, failed: [], known: {} };
   const coverage = coverageTable(vocabulary, tiers);
   const classes = mismatchClasses();
   const started = Date.now();
@@ -132,6 +158,39 @@ async function main() {
   report(args, started, { totals, coverage, classes });
 }
 
+/**
+ * The default focus: the event types whose case runs different code in the
+ * reference than in the version this package implements, read from the
+ * reference's own git history (or from `since`). `{ types, note }`; `types`
+ * is null when there is nothing to compare with.
+ */
+function changedFocus(since) {
+  const file = referenceModulePath();
+  const after = fs.readFileSync(file, 'utf8');
+  let before;
+  let against;
+  if (since) {
+    const earlier = referenceModulePath(since);
+    before = fs.readFileSync(earlier, 'utf8');
+    against = earlier;
+  } else {
+    against = `${IMPLEMENTED.commit.slice(0, 7)}, the version this package implements`;
+    try {
+      before = execFileSync('git', ['-C', path.dirname(file), 'show', `${IMPLEMENTED.commit}:./${path.basename(file)}`],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], maxBuffer: 64 * 1024 * 1024 });
+    } catch {
+      return { types: null, note: `focus: none (${file} is not in a git clone holding ${IMPLEMENTED.commit.slice(0, 7)}: --since DIR names a checkout to compare its cases with, --focus the types)` };
+    }
+  }
+  const types = changedCases(before, after);
+  return {
+    types,
+    note: types.length
+      ? `focus: ${types.join(', ')} (their cases differ from ${against}; --focus T,U or none to choose)`
+      : `focus: none (applyEvent's cases are those of ${against})`,
+  };
+}
+
 /** Each chunk of seeds in a child process; their counts are added up here. */
 function runChunks(args, base, { totals, coverage, classes }) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qln-fuzz-'));
@@ -139,9 +198,10 @@ function runChunks(args, base, { totals, coverage, classes }) {
     for (let first = 0; first < args.cases; first += args.chunk) {
       const n = Math.min(args.chunk, args.cases - first);
       const stateFile = path.join(dir, `chunk-${first}.json`);
-      const childArgs = [...process.argv.slice(2).filter((a, i, all) => !['--cases', '--seed', '--chunk', '--coverage-json'].includes(a)
-        && !['--cases', '--seed', '--chunk', '--coverage-json'].includes(all[i - 1])),
-      '--cases', String(n), '--seed', String((base + first) >>> 0), '--state-out', stateFile, '--max-failures', '1000000'];
+      const own = ['--cases', '--seed', '--chunk', '--coverage-json', '--focus', '--since'];
+      const childArgs = [...process.argv.slice(2).filter((a, i, all) => !own.includes(a) && !own.includes(all[i - 1])),
+        '--cases', String(n), '--seed', String((base + first) >>> 0), '--state-out', stateFile, '--max-failures', '1000000',
+        '--focus', args.focus ? args.focus.join(',') : 'none'];
       const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), ...childArgs], { stdio: ['ignore', 'inherit', 'inherit'] });
       if (!fs.existsSync(stateFile)) {
         const what = `chunk of seeds ${base + first}..${base + first + n - 1} ended without its results (${r.signal ?? `exit ${r.status}`})`;
@@ -154,6 +214,7 @@ function runChunks(args, base, { totals, coverage, classes }) {
       const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
       for (const k of ['sequences', 'ops', 'checks', 'agreements']) totals[k] += state.totals[k];
       totals.failed.push(...state.totals.failed);
+      for (const [name, seeds] of Object.entries(state.totals.known)) (totals.known[name] ??= []).push(...seeds);
       coverage.merge(state.coverage);
       classes.merge(state.classes);
       if (totals.failed.length >= args.maxFailures) {
@@ -167,17 +228,19 @@ function runChunks(args, base, { totals, coverage, classes }) {
 }
 
 async function runHere(args, base, tiers, { reference, candidate, vocabulary, types }, { totals, coverage, classes }) {
+  const liveOptions = { ops: args.ops, tornAppend: args.tornAppend, vocabulary, identity: args.identity, valueClasses: args.classes, focusTypes: args.focus, types };
   let lastProgress = Date.now();
+  let shrunk = 0;
   outer:
   for (let i = 0; i < args.cases; i++) {
     for (const tier of tiers) {
       const seed = (base + i) >>> 0;
       let r;
       try {
-        r = compareLive({ tier, seed, reference, candidate, options: { ops: args.ops, tornAppend: args.tornAppend, vocabulary, identity: args.identity, valueClasses: args.classes, focusTypes: args.focus, types } });
+        r = compareLive({ tier, seed, reference, candidate, options: liveOptions });
       } catch (err) {
         // A harness crash is a failure too, with the seed to reproduce it.
-        r = { tier, seed, ops: 0, checks: 1, agreements: 0, mismatches: [{ report: `harness error tier=${tier} seed=${seed}: ${err.stack}` }] };
+        r = { tier, seed, ops: 0, checks: 1, agreements: 0, mismatches: [{ report: `harness error tier=${tier} seed=${seed}: ${err.stack}` }], known: [] };
       }
       // Let the event loop turn: Node runs native finalizers (which free the
       // stores of finished sequences) only between turns.
@@ -188,6 +251,7 @@ async function runHere(args, base, tiers, { reference, candidate, vocabulary, ty
       totals.agreements += r.agreements;
       coverage.add(tier, r.coverage);
       for (const m of r.mismatches) classes.add(m, tier, seed);
+      for (const name of new Set(r.known.map((k) => k.known))) (totals.known[name] ??= []).push(`${tier}:${seed}`);
       if (r.mismatches.length) {
         totals.failed.push({ tier, seed });
         if (args.quiet) {
@@ -195,6 +259,8 @@ async function runHere(args, base, tiers, { reference, candidate, vocabulary, ty
           for (const m of r.mismatches.filter((x) => !x.mismatch)) console.log(`  ${m.report.split('\n').slice(0, 3).join('\n  ')}`);
         }
         else for (const m of r.mismatches) console.log(m.report);
+        const first = r.mismatches.find((m) => m.mismatch);
+        if (args.shrink && first && r.seq && shrunk++ < 3) console.log(shrunkReport(r.seq, first, { reference, candidate, options: liveOptions }));
         const flags = `${args.ops !== 30 ? ` --ops ${args.ops}` : ''}${args.self ? ' --self' : ''}${args.tornAppend ? ' --torn-append' : ''}`
           + `${args.identity ? ' --identity' : ''}${args.classes ? ` --classes ${args.classes.join(',')}` : ''}${args.focus ? ` --focus ${args.focus.join(',')}` : ''}`
           + `${args.impl ? ` --impl ${args.impl}` : ''}`;
@@ -217,6 +283,9 @@ function report(args, started, { totals, coverage, classes }) {
   coverage.print();
   if (args.coverageJson) fs.writeFileSync(args.coverageJson, JSON.stringify(coverage.json(), null, 2) + '\n');
   classes.print();
+  for (const [name, seeds] of Object.entries(totals.known)) {
+    console.log(`known difference, not counted as a mismatch: ${name}: ${seeds.length} sequences (${seeds.slice(0, 3).join(' ')})`);
+  }
   console.log(`compared ${totals.sequences} sequences, ${totals.ops} operations (each run, cross-read both ways and mixed): `
     + `${totals.agreements}/${totals.checks} checks agreed, ${totals.failed.length} sequences mismatched, ${secs}s`);
   if (totals.failed.length) {
@@ -276,6 +345,32 @@ function coverageTable(vocabulary, tiers) {
       }
     },
   };
+}
+
+/**
+ * The smallest sequence fast-check finds that still fails `m`'s check with
+ * a mismatch of the same class, printed whole.
+ */
+function shrunkReport(seq, m, impls) {
+  const started = Date.now();
+  const want = classOf(m);
+  const small = shrinkSequence(seq, (candidate) => {
+    let mismatch;
+    try {
+      mismatch = checkLive(m.label, candidate, impls).mismatch;
+    } catch {
+      return false;
+    }
+    return !!mismatch && classOf({ label: m.label, mismatch }) === want;
+  });
+  const mismatch = checkLive(m.label, small.seq, impls).mismatch;
+  const lines = [`  shrunk: ${seq.ops.length} ops to ${small.seq.ops.length} (${small.runs} candidates run, ${((Date.now() - started) / 1000).toFixed(1)}s); still ${want}`];
+  lines.push(formatMismatch({ label: `  shrunk ${m.label}`, seed: seq.seed, tier: seq.tier, mismatch, ops: small.seq.ops }).replace(/^/gm, '  '));
+  for (const [i, op] of small.seq.ops.entries()) {
+    const text = showEncoded(op);
+    lines.push(`    #${i} ${text.length > 600 ? `${text.slice(0, 600)}… (${text.length} chars)` : text}`);
+  }
+  return lines.join('\n');
 }
 
 /** A mismatch's class: the check, the field compared, the path with indices and ids dropped. */

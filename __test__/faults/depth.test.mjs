@@ -85,6 +85,28 @@ test('a deep journal line is applied, and flushing it throws where the old modul
   figure(`deep journal lines: ${rounds} cases, applied, flush matches V8's own limit`);
 });
 
+test('arrays nested past V8\'s stack where the reducer converts them throw V8\'s RangeError, as the old module does', async () => {
+  // 2,000 levels convert on every thread; 20,000 overflow V8's join on
+  // every thread (about 3,100 to 4,600 levels on a main thread, 12,400 to
+  // 18,400 in a worker).
+  for (const thread of THREADS) {
+    for (const depth of [2_000, 20_000]) {
+      const config = { scenario: 'convertDeep', impl: 'native', thread, depth };
+      const got = await probe(config);
+      const what = JSON.stringify(config);
+      if (depth === 2_000) {
+        assert.deepEqual(got.checkpoint, { ok: true, value: 'idle' }, what);
+        assert.deepEqual(got.ack.value.mounted, [1], what);
+      } else {
+        assert.deepEqual(got.checkpoint, { ok: false, name: 'RangeError', message: STACK_OVERFLOW }, what);
+        assert.deepEqual(got.ack.value, { mounted: [], diagnostics: [{ error: 'journal_parse_failed', line: 1, message: STACK_OVERFLOW }] }, what);
+      }
+      const want = await reference(config);
+      if (want) assert.deepEqual(got, want, `${what}: differs from the old module`);
+    }
+  }
+});
+
 test('no depth of data takes the process down: small stacks, the caller at its stack limit', async () => {
   const deep = 200_000;
   const cases = [

@@ -191,6 +191,110 @@ class Gen {
     this.sessions = [];
     this.storeSessionId = undefined;
     this.coverage = {};
+    this.pools = this.makePools();
+  }
+
+  // -- values that meet ---------------------------------------------------
+
+  /**
+   * Small pools drawn once per sequence, a second source of values beside
+   * the wide draws: a few keys, strings, numbers (revisions and variant ids
+   * at equal and adjacent values), numeric strings and revision domains,
+   * so that successive events send the same keys with different values,
+   * revisions meet in both domains, and a variant comes twice. Values
+   * drawn afresh for each event rarely do, and a wrong merge order or a
+   * merge in the wrong domain shows only where they do.
+   */
+  makePools() {
+    const rng = this.rng;
+    const few = (n, draw) => {
+      const out = [];
+      for (let tries = 0; out.length < n && tries < 50; tries++) {
+        const v = draw();
+        if (!out.includes(v)) out.push(v);
+      }
+      return out;
+    };
+    const words = ['a', 'b', 'c', 'mode', 'radius', 'tone', 'x', 'y', 'width', 'theme'];
+    const first = rng.range(0, 2);
+    return {
+      keys: few(3, () => (this.adv && rng.chance(0.3) ? this.oddKey() : rng.pick(words))),
+      strings: few(3, () => rng.pick([...PAGES, 'warm', 'cool', 'x', '', ...(this.opt.vocabulary.literals ?? []).filter((l) => /^[a-z_]{1,30}$/.test(l))])),
+      numbers: [first, first + 1, first + 2],
+      variants: few(2, () => rng.range(1, 4)),
+      numericStrings: few(3, () => rng.pick(NUMERIC_STRINGS)),
+      domains: rng.chance(0.6) ? ['browser', 'publication'] : ['publication', 'browser', rng.pick(['unknown', undefined])],
+      // The kind of plain value each field last took (see meetValue).
+      kinds: new Map(),
+    };
+  }
+
+  /** An object of one to three of the pooled keys, in any order, holding pooled values. */
+  pooledObject() {
+    const rng = this.rng;
+    const keys = [...this.pools.keys];
+    for (let i = keys.length - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [keys[i], keys[j]] = [keys[j], keys[i]];
+    }
+    keys.length = rng.range(1, keys.length);
+    const o = {};
+    for (const k of keys) {
+      const value = rng.chance(0.5) ? rng.pick(this.pools.numbers) : rng.pick(this.pools.strings);
+      Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
+    }
+    return o;
+  }
+
+  /**
+   * A value of class `cls` for `field` built from the sequence's pools; a
+   * class with no parts to pool is drawn as fieldValue draws it. A plain
+   * value is an object for a field the old module spreads (`spread`), else
+   * mostly of the kind (number, string, object) the field's last one took,
+   * so an object a field carried meets the next one's keys.
+   */
+  meetValue(s, field, spread, cls = this.rng.pick(this.opt.valueClasses ?? VALUE_CLASSES[this.adv ? 'adversarial' : 'realistic'])) {
+    const rng = this.rng;
+    const p = this.pools;
+    const r = (recipe) => fromRecipe(recipe);
+    switch (cls) {
+      case 'plain': {
+        const kinds = { number: () => rng.pick(p.numbers), string: () => rng.pick([...p.strings, ...p.domains]), object: () => this.pooledObject() };
+        const kind = spread ? 'object' : p.kinds.get(field) && rng.chance(0.8) ? p.kinds.get(field) : rng.pick(['number', 'string', 'object', 'object']);
+        p.kinds.set(field, kind);
+        return kinds[kind]();
+      }
+      case 'numericString': return rng.pick(p.numericStrings);
+      case 'valueOf': return r({ $: 'valueOf', ret: rng.pick(p.numbers), v: encodeValue(this.pooledObject()) });
+      case 'toString': return r({ $: 'toString', ret: rng.pick([...p.strings, ...p.domains.filter(Boolean)]) });
+      case 'date': return r({ $: 'date', t: rng.pick(p.numbers) });
+      case 'typed': return r({ $: 'typed', cls: rng.pick(['Uint8Array', 'Float64Array', 'Int32Array']), items: p.numbers.slice(rng.int(3)) });
+      case 'proxy': return r({ $: 'proxy', target: encodeValue(this.pooledObject()) });
+      case 'frozen': return r({ $: 'frozen', target: encodeValue(this.pooledObject()) });
+      default: return this.fieldValue(s, cls);
+    }
+  }
+
+  /**
+   * The class of a value that meets: for a field the old module spreads,
+   * mostly one meetValue builds as an object of pooled keys.
+   */
+  meetClass(spread) {
+    const classes = this.opt.valueClasses ?? VALUE_CLASSES[this.adv ? 'adversarial' : 'realistic'];
+    const objects = classes.filter((c) => ['plain', 'valueOf', 'proxy', 'frozen', 'typed'].includes(c));
+    return this.rng.pick(spread && objects.length && this.rng.chance(0.7) ? objects : classes);
+  }
+
+  /**
+   * A checkpoint revision that meets the session's others: the domain's
+   * last one, the next, the one before, or the other domain's.
+   */
+  meetRevision(s, domain) {
+    const revisions = (s.revisions ??= { browser: 0, publication: 0 });
+    const [mine, other] = domain === 'publication' ? ['publication', 'browser'] : ['browser', 'publication'];
+    const r = this.rng.pick([revisions[mine], revisions[mine] + 1, revisions[mine] + 1, revisions[mine] - 1, revisions[other]]);
+    revisions[mine] = Math.max(revisions[mine], r);
+    return r;
   }
 
   // -- values -------------------------------------------------------------
@@ -375,23 +479,26 @@ class Gen {
         maybe('at', odd(() => this.now(), 0.3), 0.3);
         break;
       case 'variant_mounted':
-        ev.variant = rng.chance(this.adv ? 0.6 : 0.85) ? rng.range(1, 4) : this.wrongNumber();
+        ev.variant = rng.chance(this.adv ? 0.6 : 0.85) ? rng.pick([rng.range(1, 4), rng.pick(this.pools.variants)]) : this.wrongNumber();
         maybe('url', odd(() => '/@fs/src/.impeccable-variants/' + s.id + '/v' + rng.range(1, 4) + '.tsx', 0.2), 0.6);
         if (this.adv && rng.chance(0.15)) ev.extra = this.oddValue('journal');
         if (rng.chance(0.15)) delete ev.variant;
         break;
       case 'variant_mount_failed':
-        ev.variant = rng.chance(this.adv ? 0.6 : 0.85) ? rng.range(1, 4) : this.wrongNumber();
+        ev.variant = rng.chance(this.adv ? 0.6 : 0.85) ? rng.pick([rng.range(1, 4), rng.pick(this.pools.variants)]) : this.wrongNumber();
         maybe('url', odd(() => '/@fs/src/v' + rng.range(1, 4) + '.tsx', 0.3), 0.7);
         maybe('error', odd(() => rng.pick(['SyntaxError: Unexpected token', 'Failed to fetch dynamically imported module'])), 0.8);
         maybe('at', odd(() => this.now(), 0.3), 0.3);
         maybe('token', 'tok', 0.1);
         break;
       case 'checkpoint': {
-        const domain = rng.weighted([[6, 'browser'], [3, 'publication'], [1, 'unknown'], [2, undefined], [1, 'absent']]);
+        const domain = rng.chance(0.4)
+          ? rng.pick(this.pools.domains)
+          : rng.weighted([[6, 'browser'], [3, 'publication'], [1, 'unknown'], [2, undefined], [1, 'absent']]);
         if (domain !== 'absent') ev.revisionDomain = domain;
         const rev = rng.weighted([
           [8, () => { s.revision += rng.pick([1, 1, 1, 0, 2, -1]); return s.revision; }],
+          [8, () => this.meetRevision(s, domain)],
           [1, () => ' ' + s.revision + ' '],
           [1, () => '0x10'],
           [1, () => [s.revision]],
@@ -414,12 +521,12 @@ class Gen {
         ev.sourceFile = odd(() => rng.pick([...SOURCE_FILES, undefined]), 0.1);
         ev.previewFile = odd(() => rng.pick(['.impeccable/live/preview/p.tsx', undefined]), 0.1);
         ev.previewMode = odd(() => rng.pick([...PREVIEW_MODES, undefined]), 0.1);
-        maybe('paramValues', odd(() => ({ radius: rng.int(24), tone: rng.pick(['warm', 'cool']) }), 0.25), 0.6);
+        maybe('paramValues', odd(() => (rng.chance(0.5) ? this.pooledObject() : { radius: rng.int(24), tone: rng.pick(['warm', 'cool']) }), 0.25), 0.6);
         break;
       }
       case 'accept':
       case 'accept_intent':
-        maybe('variantId', rng.chance(0.8) ? String(rng.range(1, 4)) : this.maybeOdd(() => rng.pick([2, 'x', ' 2 ', null]), 0.5), 0.9);
+        maybe('variantId', rng.chance(0.8) ? String(rng.pick([rng.range(1, 4), rng.pick(this.pools.variants)])) : this.maybeOdd(() => rng.pick([2, 'x', ' 2 ', null]), 0.5), 0.9);
         maybe('pageUrl', rng.pick(PAGES), 0.8);
         maybe('clientSentAt', this.now(), 0.6);
         maybe('paramValues', odd(() => ({ radius: rng.int(24) }), 0.3), 0.3);
@@ -510,11 +617,16 @@ class Gen {
   readByReducer(s, ev, type) {
     const rng = this.rng;
     const fields = this.opt.vocabulary.caseFields?.[type] ?? [];
+    const spread = new Set(this.opt.vocabulary.spreadFields?.[type] ?? []);
+    // A focused type (a case a port just changed) carries the fields
+    // event() leaves out more often (a port's new ones), and more often
+    // with values that meet.
+    const focused = !!this.opt.focusTypes?.includes(type);
     for (const field of fields) {
       const steps = field.split('.');
       const present = hasPath(ev, steps);
-      if (present ? !rng.chance(this.adv ? 0.35 : 0.1) : !rng.chance(this.adv ? 0.5 : 0.35)) continue;
-      setPath(ev, steps, this.fieldValue(s));
+      if (present ? !rng.chance(this.adv ? 0.35 : 0.1) : !rng.chance(focused ? 0.7 : this.adv ? 0.5 : 0.35)) continue;
+      setPath(ev, steps, rng.chance(focused ? 0.8 : 0.5) ? this.meetValue(s, `${type}.${field}`, spread.has(field), this.meetClass(spread.has(field))) : this.fieldValue(s));
     }
   }
 
@@ -599,7 +711,12 @@ class Gen {
       done: ['generate', 'checkpoint', 'steer', 'complete'],
     };
     const all = this.opt.vocabulary.eventTypes;
-    if (this.opt.focusTypes?.length && rng.chance(0.4)) return rng.pick(this.opt.focusTypes);
+    if (this.opt.focusTypes?.length && rng.chance(0.4)) {
+      // Half of the time the session's last focused type again: successive
+      // events of a changed case meet each other's values.
+      if (!s.focused || rng.chance(0.5)) s.focused = rng.pick(this.opt.focusTypes);
+      return s.focused;
+    }
     // A type the old module handles and `event()` does not build (one
     // added upstream since): often, so a sequence meets it several times.
     const fresh = all.filter((type) => !GENERATED_TYPES.has(type));

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 import { PACKAGE_DIR, referenceModulePath } from './impls.mjs';
+import { declarations, reach } from '../../scripts/upstream-check.mjs';
 
 /** The package's schema, from its binding. */
 export function nativeVocabulary() {
@@ -91,10 +92,12 @@ function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases
     { ...base, pendingEvent: { type: 'generate' }, pendingEventSeq: 1 },
     { ...base, mountedVariants: [1], mountFailures: [{ variant: 2 }], generationCompletedAt: 1 },
   ];
-  const out = { fields: {}, coerced: {} };
+  const out = { fields: {}, coerced: {}, spread: {} };
   for (const type of types) {
     const reads = new Set();
     const entryReads = new Set();
+    // Fields whose keys a case lists (`{ ...event.f }`): objects there meet.
+    const spread = new Set();
     const recorder = (target, prefix, valueOf, sink, depth) => new Proxy(target, {
       get(t, key, receiver) {
         if (typeof key === 'symbol' || Object.prototype.hasOwnProperty.call(t, key)) return Reflect.get(t, key, receiver);
@@ -107,6 +110,10 @@ function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases
         if (typeof key === 'symbol' || Object.prototype.hasOwnProperty.call(t, key)) return Reflect.has(t, key);
         sink.add(prefix + key);
         return valueOf(prefix + key) !== undefined;
+      },
+      ownKeys(t) {
+        if (prefix && sink === reads) spread.add(prefix.slice(0, -1));
+        return Reflect.ownKeys(t);
       },
     });
     const run = (prior, valueOf) => {
@@ -140,6 +147,7 @@ function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases
     const coerced = [...reads].filter((p) => /\.(valueOf|toString)$/.test(p)).map((p) => p.replace(/\.(valueOf|toString)$/, ''));
     out.fields[type] = [...reads].filter((p) => !/\.(valueOf|toString)$/.test(p)).sort();
     out.coerced[type] = [...new Set(coerced)].sort();
+    out.spread[type] = [...spread].sort();
   }
   return out;
 }
@@ -151,16 +159,11 @@ function probeCaseFields(applyEvent, baseSnapshot, types, literals, fencedPhases
  * field, so only the source tells a case's own reads apart.
  */
 function snapshotReads(source, apply, types, fieldNames) {
-  const labels = [...apply.matchAll(/\n\s*(?:case '([^']+)'|default):/g)].map((m) => ({ type: m[1], at: m.index, end: m.index + m[0].length }));
+  const bodies = caseBodies(apply);
   const known = new Set(fieldNames);
   const out = {};
   for (const type of types) {
-    let i = labels.findIndex((l) => l.type === type);
-    let body = '';
-    while (i >= 0 && i < labels.length && !/\S/.test(body)) {
-      body = apply.slice(labels[i].end, labels[i + 1]?.at ?? apply.length);
-      i++;
-    }
+    const body = bodies.get(type) ?? '';
     const fields = new Set();
     for (const m of body.matchAll(/\bnext\.(\w+)\b(?!\s*=(?!=))/g)) fields.add(m[1]);
     for (const m of body.matchAll(/'(\w+)'/g)) if (known.has(m[1])) fields.add(m[1]);
@@ -171,6 +174,55 @@ function snapshotReads(source, apply, types, fieldNames) {
     out[type] = [...fields].sort();
   }
   return out;
+}
+
+/**
+ * Each `case` label of applyEvent's text with the body it runs: labels
+ * that fall through to the next share its body; `default` is `<default>`.
+ */
+function caseBodies(apply) {
+  const labels = [...apply.matchAll(/\n\s*(?:case '([^']+)'|default):/g)].map((m) => ({ type: m[1] ?? '<default>', at: m.index, end: m.index + m[0].length }));
+  const out = new Map();
+  for (let i = 0; i < labels.length; i++) {
+    let j = i;
+    let body = '';
+    while (j < labels.length && !/\S/.test(body)) {
+      body = apply.slice(labels[j].end, labels[j + 1]?.at ?? apply.length);
+      j++;
+    }
+    out.set(labels[i].type, body);
+  }
+  return out;
+}
+
+/** Code as compared: comments dropped, white space collapsed. */
+function codeOf(text) {
+  return text.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/(^|\s)\/\/.*$/gm, '$1').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The event types whose `case` in applyEvent runs different code in
+ * `after` than in `before` (two texts of session-store.mjs): its body
+ * differs, or a top-level declaration it reaches (a helper, a constant,
+ * and what they reach) does; a label only one of them has counts too.
+ * Comments and layout do not. A change of `default` or of the head of
+ * applyEvent touches every type, and is not a case of its own.
+ */
+export function changedCases(before, after) {
+  const [was, is] = [before, after].map((source) => ({ bodies: caseBodies(functionBody(source, 'applyEvent')), decls: declarations(source) }));
+  const changed = [];
+  for (const type of new Set([...is.bodies.keys(), ...was.bodies.keys()])) {
+    if (type === '<default>') continue;
+    const [a, b] = [was.bodies.get(type), is.bodies.get(type)];
+    if (a === undefined || b === undefined || codeOf(a) !== codeOf(b)) {
+      changed.push(type);
+      continue;
+    }
+    const uses = (body, decls) => [...decls.keys()].filter((name) => name !== 'applyEvent' && new RegExp(`(?<![\\w$])${name.replace(/\$/g, '\\$')}(?![\\w$])`).test(body));
+    const reached = reach(after, uses(b, is.decls)).reached.filter((name) => name !== 'applyEvent');
+    if (reached.some((name) => was.decls.get(name) === undefined || codeOf(was.decls.get(name)) !== codeOf(is.decls.get(name)))) changed.push(type);
+  }
+  return changed;
 }
 
 /** The old module's vocabulary (its session-store.mjs: `file`), or null without QUIVER_REFERENCE_DIR. */
@@ -210,6 +262,7 @@ export async function referenceVocabulary(file = referenceModulePath()) {
     eventTypes,
     caseFields: probed.fields,
     coercedFields: probed.coerced,
+    spreadFields: probed.spread,
     snapshotReads: snapshotReads(source, apply, eventTypes, [...Object.keys(base), ...added]),
     literals,
     completedPhases: [...vocab.COMPLETED_SESSION_PHASES],

@@ -114,6 +114,31 @@ const SCENARIOS = {
   },
 
   /**
+   * Arrays nested `depth` deep where the reducer converts them: a trusted
+   * snapshot file whose `browserCheckpointRevision` is one, then a
+   * checkpoint (`>=`); and a journal line whose mount ack's `variant` is one
+   * (`Number()`), read by a fresh store.
+   */
+  convertDeep({ createLiveSessionStore }, { cwd, depth }) {
+    const store = createLiveSessionStore({ cwd, sessionId: 'deep' });
+    store.appendEvent({ type: 'generate' });
+    const file = path.join(sessions(cwd), 'deep.snapshot.json');
+    const mark = '"\\u0000deep"';
+    const saved = JSON.parse(fs.readFileSync(file, 'utf8'));
+    saved.browserCheckpointRevision = '\u0000deep';
+    fs.writeFileSync(file, JSON.stringify(saved, null, 2).replace(mark, '['.repeat(depth) + ']'.repeat(depth)));
+    const checkpoint = outcome(() => createLiveSessionStore({ cwd, sessionId: 'deep' }).appendEvent({ type: 'checkpoint', revision: 3, phase: 'idle' }).phase);
+    writeJournal(cwd, 'ack', [
+      `{"seq":1,"id":"ack","type":"variant_mounted","ts":"2030-01-01T00:00:00.000Z","event":{"id":"ack","type":"variant_mounted","variant":${'['.repeat(depth)}1${']'.repeat(depth)}}}`,
+    ]);
+    const ack = outcome(() => {
+      const snap = createLiveSessionStore({ cwd, sessionId: 'ack' }).getSnapshot();
+      return { mounted: snap.mountedVariants, diagnostics: snap.diagnostics };
+    });
+    return { checkpoint, after: store.getSnapshot().phase, ack };
+  },
+
+  /**
    * A journal whose lines have no `ts` (so replaying it asks `Date.now()`)
    * read while `Date.now` appends to the same session through a second
    * store: JavaScript that takes the journal's lock while the read runs.

@@ -2,6 +2,7 @@
 
 use napi::sys::napi_value;
 use quiver_live_core::sys::FsError;
+use quiver_live_core::js::ops::STACK_EXCEEDED;
 use quiver_live_core::js::JsStr;
 use quiver_live_core::session::store::StoreError;
 
@@ -35,6 +36,9 @@ pub fn throw(js: Js, kind: ErrorKind, message: &str) -> Pending {
 pub fn throw_store(js: Js, e: &StoreError) -> Pending {
     match e {
         StoreError::Message(m) => throw(js, ErrorKind::Error, m),
+        // The reducer's conversions raise TypeErrors, and V8's RangeError
+        // for arrays nested past its stack (see `ops::JOIN_DEPTH_LIMIT`).
+        StoreError::Type(m) if m == STACK_EXCEEDED => throw(js, ErrorKind::Range, m),
         StoreError::Type(m) => throw(js, ErrorKind::Type, m),
         StoreError::Fs(fs) => throw_fs(js, fs),
         // NativeStore::answered throws the value itself, which it holds.

@@ -11,9 +11,30 @@ use crate::js::object::Object;
 use crate::js::string::JsStr;
 use crate::js::value::Value;
 
-/// A `TypeError` JS raises, by its message.
+/// An error JS raises in a conversion, by its message: a `TypeError`, or
+/// (with [`STACK_EXCEEDED`] as its message) the `RangeError` of a
+/// conversion that recursed past V8's stack.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TypeError(pub String);
+
+/// V8's message for a recursion past its stack, which it throws as a
+/// `RangeError`.
+pub const STACK_EXCEEDED: &str = "Maximum call stack size exceeded";
+
+/// How many arrays nested in one another `String()` joins (and so
+/// `Number()`, a comparison and a property key convert) before it throws
+/// V8's `RangeError`. V8's own join recurses, and its limit depends on the
+/// stack left: at least 3,138 levels on a main thread of Node 20 to 26 (Node
+/// 22's), far more in a worker. The conversion runs in the reducer, away
+/// from V8, so one fixed bound stands for it, just below the main thread's.
+pub const JOIN_DEPTH_LIMIT: usize = 3000;
+
+impl TypeError {
+    /// Whether JS raises this as a `RangeError`.
+    pub fn is_range_error(&self) -> bool {
+        self.0 == STACK_EXCEEDED
+    }
+}
 
 impl fmt::Display for TypeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -66,9 +87,10 @@ fn owns_to_string(o: &Object) -> bool {
 }
 
 /// `items.join(',')`, nested arrays joined in turn, walked with a stack of
-/// its own (no depth of nesting reaches the native stack; V8's own join
-/// recurses, and throws a RangeError past a few thousand levels); or the
-/// TypeError of the first element that cannot be converted.
+/// its own (no depth of nesting reaches the native stack); or the TypeError
+/// of the first element that cannot be converted, or V8's RangeError for
+/// arrays nested past [`JOIN_DEPTH_LIMIT`], where V8's recursive join runs
+/// out of stack.
 fn join_array(items: &[Value]) -> Result<JsStr, TypeError> {
     let mut units: Vec<u16> = Vec::new();
     let mut open = vec![(items.iter(), false)];
@@ -83,6 +105,7 @@ fn join_array(items: &[Value]) -> Result<JsStr, TypeError> {
         *started = true;
         match item {
             Value::Undefined | Value::Null | Value::Host(_) => {}
+            Value::Array(_) if open.len() == JOIN_DEPTH_LIMIT => return Err(TypeError(STACK_EXCEEDED.to_owned())),
             Value::Array(inner) => open.push((inner.iter(), false)),
             Value::Object(o) if owns_to_string(o) => return Err(TypeError(NOT_PRIMITIVE.to_owned())),
             other => units.extend(other.string_of().units()),
@@ -209,6 +232,31 @@ mod tests {
         assert!(loose_ge(&Value::Array(vec![n(2.0)]), &n(2.0)).unwrap());
         assert!(loose_ge(&Value::Bool(true), &n(1.0)).unwrap());
         assert!(!loose_ge(&Value::str("abc"), &n(0.0)).unwrap());
+    }
+
+    /// `[[...[]...]]`, `depth` arrays in all.
+    fn nested(depth: usize) -> Value {
+        (1..depth).fold(Value::Array(Vec::new()), |v, _| Value::Array(vec![v]))
+    }
+
+    #[test]
+    fn arrays_nested_past_the_limit_throw_v8s_range_error() {
+        assert!(nested(JOIN_DEPTH_LIMIT).to_js_string().unwrap().is_empty());
+        assert!(loose_ge(&Value::Number(3.0), &nested(JOIN_DEPTH_LIMIT)).unwrap());
+        let e = nested(JOIN_DEPTH_LIMIT + 1).to_js_string().unwrap_err();
+        assert!(e.is_range_error());
+        assert_eq!(e.0, "Maximum call stack size exceeded");
+        for refused in [nested(20_000).to_number(), loose_ge(&Value::Number(3.0), &nested(20_000)).map(f64::from)] {
+            assert!(refused.unwrap_err().is_range_error());
+        }
+        // Only arrays in arrays recurse: an object joins as `[object Object]`.
+        let mut v = Value::Null;
+        for _ in 0..20_000 {
+            let mut o = Object::new();
+            o.set("a", v);
+            v = Value::Array(vec![Value::Object(o)]);
+        }
+        assert!(v.to_js_string().is_ok());
     }
 
     #[test]
