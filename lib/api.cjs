@@ -102,18 +102,19 @@ function sessionStore(native, readOnly) {
      * stringify, or nests deeper than the addon writes unchecked. This is the
      * old module's own `JSON.stringify(payload, null, 2)` of the very objects
      * it holds, so `toJSON` and getters run, and where it throws (a RangeError
-     * past V8's depth, a throwing `toJSON`) it throws the same, writes
-     * nothing, and the session's cached state is dropped: the old module's
-     * cache then still describes the journal before this append, so its next
-     * read replays the journal, and so does this store's.
+     * past V8's depth, a throwing `toJSON`) it throws the same and writes
+     * nothing.
      */
     function persist(id, version, snapshot, awaited) {
       let text;
       try {
         text = JSON.stringify({ ...snapshot, __journalBytes: awaited[0], __nextSeq: awaited[1] }, null, 2) + '\n';
       } catch (err) {
-        handedOut.delete(id);
-        native.storeDropUnrendered(store, id);
+        // After an append, the session is derived again (the old module's
+        // cache still holds the state before it, so its next read replays the
+        // journal); after a flush, the state and the object handed out stay,
+        // as the old module keeps what the flush read.
+        if (!native.storeDropUnrendered(store, id)) handedOut.delete(id);
         throw err;
       }
       native.storePersist(store, id, version, text);

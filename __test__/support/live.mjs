@@ -114,15 +114,7 @@ function triage(expected, actual) {
  * `mismatch` is, or follows from, or null.
  */
 function knownDifference(expected, actual, mismatch) {
-  // A flush whose snapshot nests past V8's JSON.stringify throws in both;
-  // the old module then still holds the state that flush read (and returns
-  // that very object again, and appends to it while its journal stays),
-  // where the package derives the session again. What follows may differ
-  // in any way, so nothing after such a flush is held against the package.
   const before = expected.entries.slice(0, mismatch.index + 1);
-  if (before.slice(0, -1).some((e) => e.op === 'flush' && e.threw === 'RangeError')) {
-    return 'what follows a flush too deep to render (RELIABILITY.md, known differences)';
-  }
   // An event JSON.stringify refuses, for a session whose journal is only in
   // the legacy directory: the old module copies that journal forward
   // first, this package touches no file (the README's deliberate

@@ -131,14 +131,13 @@ pub fn store_persist(env: Env, store: &External<NativeStore>, id: String, versio
     Ok(())
 }
 
-/// Drops the cached state of a session whose snapshot file V8 could not
-/// render, so the next read re-derives it from the journal, as the old
-/// module's does.
+/// What becomes of a session whose snapshot file V8 could not render (see
+/// `Store::drop_unrendered`): whether its state, and the object handed out
+/// for it, stay (after a flush) or go (after an append).
 #[napi(catch_unwind)]
-pub fn store_drop_unrendered(env: Env, store: &External<NativeStore>, id: String) -> Result<()> {
+pub fn store_drop_unrendered(env: Env, store: &External<NativeStore>, id: String) -> Result<bool> {
     let js = Js::new(env.raw());
-    store.state(js)?.store.drop_unrendered(&id);
-    Ok(())
+    Ok(store.state(js)?.store.drop_unrendered(&id))
 }
 
 /// Journals `{ ...event, id }` as `entry` (`JSON.stringify` of the whole

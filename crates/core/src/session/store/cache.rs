@@ -165,12 +165,13 @@ static NEXT_VERSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64
 
 impl Session {
     /// Whether the derived state describes the journal at `key`. Not while
-    /// its snapshot file awaits V8's rendering (see `Store::awaited_render`):
-    /// the old module caches a state only once its file is written, so a
-    /// call made from a getter or `toJSON` that rendering runs derives the
-    /// session from the journal, as there.
+    /// an append's snapshot file awaits V8's rendering (see
+    /// `Store::awaited_render`): the old module caches an appended state
+    /// only once its file is written, so a call made from a getter or
+    /// `toJSON` that rendering runs derives the session from the journal, as
+    /// there. A flush's state the old module caches as soon as it is read.
     pub fn is_current(&self, key: &FileKey) -> bool {
-        self.awaits_render.is_none() && self.derived.as_ref().is_some_and(|d| d.key == *key)
+        self.awaits_render != Some(RenderFor::Append) && self.derived.as_ref().is_some_and(|d| d.key == *key)
     }
 
     pub fn set(&mut self, derived: impl Into<Box<Derived>>) {

@@ -79,12 +79,21 @@ impl Store {
         }
     }
 
-    /// Drops what is cached for a session whose snapshot file V8 could not
-    /// render: the old module's cache then still describes the journal
+    /// What becomes of a session whose snapshot file V8 could not render;
+    /// whether its state stays. After an append, its cached state is
+    /// dropped: the old module's cache then still describes the journal
     /// before the append, so its next read re-derives from the journal.
-    pub fn drop_unrendered(&mut self, id: &str) {
-        if self.sessions.get(id).is_some_and(|s| s.awaits_render.is_some()) {
-            self.forget_session(id);
+    /// After a flush, the state stays: the old module cached it when the
+    /// flush read it, and returns that very state until the journal changes.
+    pub fn drop_unrendered(&mut self, id: &str) -> bool {
+        let Some(session) = self.sessions.get_mut(id) else { return false };
+        match session.awaits_render.take() {
+            Some(RenderFor::Append) => {
+                session.forget();
+                false
+            }
+            Some(RenderFor::Flush) => true,
+            None => false,
         }
     }
 
