@@ -89,6 +89,7 @@ export function encodeValue(value, { refs = null, recipes = true, digestDeep = f
   }
 
   function encArray(arr) {
+    if (arr.length > LONG_ARRAY) return encLong(arr);
     const items = new Array(arr.length);
     for (let i = 0; i < arr.length; i++) {
       items[i] = Object.prototype.hasOwnProperty.call(arr, i) ? enc(arr[i]) : { $: 'hole' };
@@ -98,6 +99,18 @@ export function encodeValue(value, { refs = null, recipes = true, digestDeep = f
     if (extra.length === 0 && proto === Array.prototype) return items;
     const out = { $: 'arr', items };
     if (extra.length) out.props = encProps(arr, extra);
+    if (proto !== Array.prototype) out.proto = proto === null ? null : enc(proto);
+    return out;
+  }
+
+  /** An array too long to list hole by hole (`a.length = 2 ** 32 - 1`): its own keys. */
+  function encLong(arr) {
+    const keys = Object.keys(arr);
+    const items = keys.filter((k) => isIndex(k, arr.length)).map((k) => [Number(k), enc(arr[k])]);
+    const extra = keys.filter((k) => !isIndex(k, arr.length));
+    const out = { $: 'long', length: arr.length, items };
+    if (extra.length) out.props = encProps(arr, extra);
+    const proto = Object.getPrototypeOf(arr);
     if (proto !== Array.prototype) out.proto = proto === null ? null : enc(proto);
     return out;
   }
@@ -150,6 +163,9 @@ export function encodeValue(value, { refs = null, recipes = true, digestDeep = f
 }
 
 const DIGEST_DEPTH = 400;
+
+/** Past this length an array is encoded by its own keys, not element by element. */
+const LONG_ARRAY = 100_000;
 
 /**
  * A value of any depth as `{ $: 'deep', nodes, sha256 }`: a hash of its
@@ -261,6 +277,19 @@ export function decodeValue(encoded, ctx = {}) {
         stack.push(arr);
         try {
           fillArray(arr, e.items);
+          if (e.props) fillObject(arr, e.props);
+          if ('proto' in e) Object.setPrototypeOf(arr, e.proto === null ? null : dec(e.proto));
+        } finally {
+          stack.pop();
+        }
+        return arr;
+      }
+      case 'long': {
+        const arr = [];
+        arr.length = e.length;
+        stack.push(arr);
+        try {
+          for (const [i, item] of e.items) arr[i] = dec(item);
           if (e.props) fillObject(arr, e.props);
           if ('proto' in e) Object.setPrototypeOf(arr, e.proto === null ? null : dec(e.proto));
         } finally {
