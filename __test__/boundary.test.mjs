@@ -90,10 +90,11 @@ test('the boundary constants come from the binding, and HOST_OPS has every funct
   const { payload, patch, hostOps } = binding.boundary();
   assert.notEqual(payload.whole, payload.changedFields);
   assert.equal(new Set(Object.values(patch)).size, Object.keys(patch).length, 'patch codes are distinct');
-  assert.ok(hostOps.includes('plainData') && hostOps.includes('number'), hostOps.join());
+  assert.ok(hostOps.includes('startWalk') && hostOps.includes('number'), hostOps.join());
   // The wrapper refuses a binding that calls an operation it lacks.
   const { create } = require('../lib/api.cjs');
-  const asking = (names) => ({ ...binding, boundary: () => ({ payload, patch, hostOps: names }) });
+  const { walk } = binding.boundary();
+  const asking = (names) => ({ ...binding, boundary: () => ({ payload, patch, walk, hostOps: names }) });
   assert.equal(typeof create(asking(hostOps)).createLiveSessionStore, 'function');
   assert.throws(() => create(asking([...hostOps, 'cube'])), /lib\/api\.cjs has no HOST_OPS\.cube, which the binding calls/);
   for (const [file, source] of Object.entries(SOURCES)) assert.doesNotMatch(source, /CHANGED_FIELDS|code === '/, `no boundary constant is spelled out in ${file}`);

@@ -53,10 +53,10 @@ function create(binding, { readOnly = false } = {}) {
 function sessionStore(native, readOnly) {
   const SCHEMA = native.schema();
   const COMPLETED_PHASES = new Set(SCHEMA.completedPhases);
-  // The payload kinds, patch codes and HOST_OPS names the binding uses.
+  // The payload kinds, patch codes, walk answers and HOST_OPS names the binding uses.
   const boundary = native.boundary();
   const materialize = payloadDecoder(boundary);
-  const HOST_OPS = hostOps(materialize, boundary.hostOps);
+  const HOST_OPS = hostOps(materialize, boundary);
 
   function projectRoot(cwd) {
     return native.projectRootOf(path.resolve(cwd), homedir());
@@ -332,6 +332,35 @@ function plainData(v) {
 
 const CONVERSIONS = new Set(['toJSON', 'valueOf', 'toString']);
 
+/** The most values one walk of the addon copies; past them it holds objects. */
+const WALK_BUDGET = 65536;
+
+/**
+ * The test of one walk of the addon over a caller's value (see the
+ * binding's `convert::from_js`), asked about each object it meets: it
+ * reads the object as data only when it is plain data (`plainData`), met
+ * for the first time, and the walk has copied fewer than WALK_BUDGET values;
+ * any other it holds by reference, as the old module holds every value,
+ * and asks V8 about. So a cycle, an object met twice, a sparse or a very
+ * long array cost the walk one value each, and V8 answers for them (a
+ * circular structure, an invalid string length) as for the old module.
+ * Objects are numbered as first met; one met again is answered with its
+ * number, so that the walk can tell a cycle. The state is the walk's own.
+ * `WALK` are the binding's answer codes (its `boundary().walk`).
+ */
+function startWalk(WALK) {
+  const met = new Map();
+  let budget = WALK_BUDGET;
+  return (v) => {
+    const again = met.get(v);
+    if (again !== undefined) return again;
+    met.set(v, met.size);
+    if (!plainData(v)) return WALK.hold;
+    budget -= Array.isArray(v) ? v.length : Object.keys(v).length;
+    return budget >= 0 ? WALK.read : WALK.hold;
+  };
+}
+
 // ---------------------------------------------------------------------------
 // What the addon asks V8
 
@@ -339,24 +368,28 @@ const CONVERSIONS = new Set(['toJSON', 'valueOf', 'toString']);
  * What the addon asks V8 to run on values only V8 can interpret (the
  * reducer's `Number()`, `>=`, property keys and spreads, as the old
  * module's `applyEvent` runs them), and the two helpers it needs for that:
- * `plainData` to tell what it may read as data, `materialize` to build its
+ * `startWalk` to tell what it may read as data, `materialize` to build its
  * operands. `spreadHeld`, `setOnCopy` and `toPendingEvent` make objects the
  * addon holds as they are: they may have symbol keys (an agent phase that
  * is a Symbol keys its timing, an event's own symbol-keyed members), which
- * spreads copy and JSON drops. None changes its operands. One frozen
- * object per binding: nothing here holds state. `names` are the operations
- * the binding calls (its `boundary().hostOps`); each must be here.
+ * spreads copy and JSON drops. `appendItems` makes an array the addon holds
+ * too: it holds the caller's own objects, as the old module's does, which
+ * a copy cannot stand for where `JSON.stringify` names the objects of a
+ * cycle. None changes its operands. One frozen object per binding: nothing
+ * here holds state. The binding's `boundary()` gives the walk's answer
+ * codes and the operations it calls (`hostOps`); each must be here.
  * @param {(payload: any) => any} materialize
- * @param {string[]} names
+ * @param {{ walk: { read: number, hold: number }, hostOps: string[] }} boundary
  */
-function hostOps(materialize, names) {
+function hostOps(materialize, boundary) {
+  const names = boundary.hostOps;
   const HOST_OPS = Object.freeze({
-    plainData,
+    startWalk: () => startWalk(boundary.walk),
     materialize: (payload) => materialize(payload),
     number: (x) => Number(x),
     greaterOrEqual: (a, b) => a >= b,
     propertyKey: (x) => Reflect.ownKeys({ [x]: 0 })[0],
-    arrayItems: (x) => (Array.isArray(x) ? [...x] : null),
+    appendItems: (list, x) => [...list, ...(Array.isArray(x) ? x : [])],
     spreadHeld: (x) => ({ ...x }),
     toPendingEvent: (event) => {
       const copy = { ...event };

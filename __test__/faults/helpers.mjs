@@ -171,6 +171,23 @@ export function resultLine(lines, key = 'result') {
   return undefined;
 }
 
+/**
+ * What the case `name` of walk-cases.mjs does with `impl` ('native', or 'ref'
+ * with `refPath`), from a child (workers/walk.mjs) that must exit cleanly
+ * within a minute.
+ */
+export async function runWalkCase(name, impl, refPath = null) {
+  const cwd = makeProject('walk');
+  try {
+    const res = await startWorker('walk.mjs', { case: name, impl, refPath, cwd }, { timeoutMs: 60_000 }).done;
+    const how = res.timedOut ? 'was killed after a minute' : res.signal ? `died by ${res.signal}` : `exited ${res.code}`;
+    if (res.code !== 0 || res.timedOut) throw new Error(`${name}: ${impl} ${how}\n${res.stderr.slice(0, 2000)}`);
+    return resultLine(res.lines);
+  } finally {
+    removeDir(cwd);
+  }
+}
+
 export function expectClean(res, what) {
   if (res.code !== 0 || res.timedOut) {
     throw new Error(`${what} exited with code ${res.code} signal ${res.signal}\n${res.stderr}`);

@@ -1,11 +1,12 @@
-// Fault suite 5 and 6: the source lock under pid reuse, contention and a
-// holder killed inside its critical section.
+// Fault suite 5 and 6: the source lock under pid reuse, contention, a
+// holder killed inside its critical section and a worker terminated there.
 
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
+import { referenceModulePath } from '../support/impls.mjs';
 import {
   loadNative, makeProject, removeDir, startWorker, resultLine, expectClean, sleep, figure,
 } from './helpers.mjs';
@@ -190,5 +191,32 @@ test('a holder SIGKILLed inside its section: the next acquire does not wait for 
   } finally {
     for (const w of started) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
     removeDir(project);
+  }
+});
+
+test('a worker terminated inside withSourceLockSync: its locks are released as it ends, another holder\'s are left', async () => {
+  const run = async (impl, refPath) => {
+    const cwd = makeProject('lockterm');
+    try {
+      const res = await startWorker('terminated-holder.mjs', { impl, refPath, cwd }).done;
+      expectClean(res, `terminated-holder (${impl})`);
+      return resultLine(res.lines);
+    } finally {
+      removeDir(cwd);
+    }
+  };
+  assert.deepEqual(await run('native'), {
+    terminatedInside: { said: 'inside', held: true, lockLeft: false, then: 'ran' },
+    terminatedInsideTwo: { lockLeft: [false, false], then: ['ran', 'ran'] },
+    exitedInside: { lockLeft: false, then: 'ran' },
+    replacedByAnother: { kept: true },
+    releasedBefore: { said: 'left', kept: true },
+  });
+  // The old module leaves the lock of a terminated worker for as long as
+  // its process lives (README, "Where it differs").
+  const refPath = referenceModulePath();
+  if (refPath) {
+    const old = await run('ref', refPath);
+    assert.deepEqual(old.terminatedInside, { said: 'inside', held: true, lockLeft: true, then: 'SOURCE_LOCKED' });
   }
 });

@@ -89,6 +89,7 @@ export function encodeValue(value, { refs = null, recipes = true, digestDeep = f
   }
 
   function encArray(arr) {
+    if (arr.length > LONG_ARRAY) return encLong(arr);
     const items = new Array(arr.length);
     for (let i = 0; i < arr.length; i++) {
       items[i] = Object.prototype.hasOwnProperty.call(arr, i) ? enc(arr[i]) : { $: 'hole' };
@@ -98,6 +99,18 @@ export function encodeValue(value, { refs = null, recipes = true, digestDeep = f
     if (extra.length === 0 && proto === Array.prototype) return items;
     const out = { $: 'arr', items };
     if (extra.length) out.props = encProps(arr, extra);
+    if (proto !== Array.prototype) out.proto = proto === null ? null : enc(proto);
+    return out;
+  }
+
+  /** An array too long to list hole by hole (`a.length = 2 ** 32 - 1`): its own keys. */
+  function encLong(arr) {
+    const keys = Object.keys(arr);
+    const items = keys.filter((k) => isIndex(k, arr.length)).map((k) => [Number(k), enc(arr[k])]);
+    const extra = keys.filter((k) => !isIndex(k, arr.length));
+    const out = { $: 'long', length: arr.length, items };
+    if (extra.length) out.props = encProps(arr, extra);
+    const proto = Object.getPrototypeOf(arr);
     if (proto !== Array.prototype) out.proto = proto === null ? null : enc(proto);
     return out;
   }
@@ -150,6 +163,9 @@ export function encodeValue(value, { refs = null, recipes = true, digestDeep = f
 }
 
 const DIGEST_DEPTH = 400;
+
+/** Past this length an array is encoded by its own keys, not element by element. */
+const LONG_ARRAY = 100_000;
 
 /**
  * A value of any depth as `{ $: 'deep', nodes, sha256 }`: a hash of its
@@ -268,6 +284,19 @@ export function decodeValue(encoded, ctx = {}) {
         }
         return arr;
       }
+      case 'long': {
+        const arr = [];
+        arr.length = e.length;
+        stack.push(arr);
+        try {
+          for (const [i, item] of e.items) arr[i] = dec(item);
+          if (e.props) fillObject(arr, e.props);
+          if ('proto' in e) Object.setPrototypeOf(arr, e.proto === null ? null : dec(e.proto));
+        } finally {
+          stack.pop();
+        }
+        return arr;
+      }
       case 'nullproto': {
         const obj = Object.create(null);
         stack.push(obj);
@@ -353,6 +382,104 @@ const RECIPE_BUILDERS = {
     });
     return obj;
   },
+  // A cycle, in one of the shapes of CYCLES.
+  cyclic: (e, dec) => CYCLES[e.shape](dec(e.ret)),
+  // A sparse array of `length` in one of the shapes of SPARSE.
+  'huge-sparse': (e) => SPARSE[e.shape](e.length),
+};
+
+/** An instance of a class, for a cycle through one. */
+class CycleNode {
+  constructor(parent) {
+    this.parent = parent;
+  }
+}
+
+function selfCycle() {
+  const c = { k: 1 };
+  c.self = c;
+  return c;
+}
+
+/** `v` with `toJSON` returning `ret`: own and enumerable, or (`hidden`) not. */
+function withToJSON(v, ret, { hidden = false } = {}) {
+  Object.defineProperty(v, 'toJSON', { value: () => ret, enumerable: !hidden, writable: true, configurable: true });
+  return v;
+}
+
+/**
+ * Cycles, by shape. `self` is plain (JSON.stringify refuses it before
+ * anything is written); the others hide theirs from the journal line
+ * behind `toJSON` or a getter, or close it while the line is written, so
+ * it shows where the old module copies a member out (`[...waivers]`,
+ * `{ ...paramValues }`) or writes the snapshot file.
+ */
+const CYCLES = {
+  self: () => selfCycle(),
+  hidden: (ret) => withToJSON(selfCycle(), ret, { hidden: true }),
+  items: () => withToJSON([selfCycle()], []),
+  pair: () => {
+    const a = { n: 1 };
+    const b = { n: 2, a };
+    a.b = b;
+    return withToJSON([a, b], []);
+  },
+  throughInstance: () => {
+    const parent = { n: 1 };
+    parent.child = new CycleNode(parent);
+    return withToJSON([parent], []);
+  },
+  getter: (ret) => withToJSON(Object.defineProperty({}, 'r', { enumerable: true, configurable: true, get: selfCycle }), ret, { hidden: true }),
+  // `b` is written before `a`'s toJSON makes it hold itself.
+  closedLater: () => {
+    const b = { n: 1 };
+    const a = Object.defineProperty({}, 'toJSON', {
+      value: () => {
+        b.self = b;
+        return 1;
+      },
+    });
+    return { b, a };
+  },
+  shared: () => {
+    const s = { x: 1 };
+    return { a: s, b: [s, { s }], gone: undefined };
+  },
+};
+
+/** `[]` of `length` holding 'x' at index 3. */
+function sparse(length) {
+  const a = [];
+  a.length = length;
+  a[3] = 'x';
+  return a;
+}
+
+/**
+ * `a` answering its own conversions and spread (`Symbol.toPrimitive`,
+ * `Symbol.iterator`), as V8 would otherwise join or iterate every hole of
+ * a huge length, which takes minutes (the old module as much as any).
+ */
+function quick(a) {
+  a[Symbol.toPrimitive] = () => 2;
+  a[Symbol.iterator] = function* items() {
+    for (const key of Object.keys(a)) if (/^\d+$/.test(key)) yield a[key];
+  };
+  return a;
+}
+
+/**
+ * Sparse and long arrays, by shape: JSON writes every hole of one
+ * (`Invalid string length` past V8's longest string), so it is met where
+ * the old module copies it out of what hid it or writes the snapshot file.
+ */
+const SPARSE = {
+  hidden: (length) => withToJSON(quick(sparse(length)), 's'),
+  inObject: (length) => withToJSON({ list: sparse(length) }, 'o', { hidden: true }),
+  asWaiver: (length) => withToJSON([quick(sparse(length))], []),
+  getter: (length) => withToJSON(Object.defineProperty({}, 'list', { enumerable: true, configurable: true, get: () => sparse(length) }), 'g', { hidden: true }),
+  long: (length) => withToJSON(sparse(length), []),
+  longDense: (length) => new Array(length).fill(undefined),
 };
 
 /** The recipe a value was built from, if it was. */

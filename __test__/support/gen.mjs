@@ -98,7 +98,8 @@ const PREVIEW_MODES = ['source', 'component', 'svelte-component', 'insert'];
 export const VALUE_CLASSES = {
   realistic: ['plain', 'plain', 'plain', 'plain', 'numericString', 'lossy', 'date'],
   adversarial: ['plain', 'numericString', 'jsonHostile', 'valueOf', 'toString', 'throwValueOf', 'throwToString', 'symbol', 'bigint',
-    'date', 'url', 'buffer', 'typed', 'map', 'set', 'toJSON', 'lossy', 'mixed', 'proxy', 'reentrant', 'frozen'],
+    'date', 'url', 'buffer', 'typed', 'map', 'set', 'toJSON', 'lossy', 'mixed', 'proxy', 'reentrant', 'frozen',
+    'cyclic', 'huge-sparse'],
 };
 const NUMERIC_STRINGS = [' 0x10 ', '0b11', '1e1', '', ' 3 ', '0o7', '-0', '+5', ' \n2\t', 'Infinity', '0x', '.5', '1_0', '2'];
 const UNKNOWN_TYPES = ['exit', 'prefetch', 'manual_edits', 'error', 'done', 'Generate', 'agent-done'];
@@ -686,6 +687,21 @@ class Gen {
         return r({ $: 'getter', key: 'k', ret: encodeValue(rng.pick([1, 'x', undefined])), append: encodeValue(inner), v: { before: { $: 'u' } } });
       }
       case 'frozen': return r({ $: 'frozen', target: encodeValue(rng.pick([{ a: 1 }, [1], { variant: 2 }])) });
+      // Cycles, mostly hidden from the journal line (see CYCLES in
+      // encode.mjs); a plain one is refused before anything is written, so
+      // not for a session still only in the legacy directory (badAppendArgs).
+      case 'cyclic': {
+        const shapes = ['hidden', 'items', 'pair', 'throughInstance', 'getter', 'closedLater', 'shared', ...(bigint ? ['self'] : [])];
+        return r({ $: 'cyclic', shape: rng.pick(shapes), ret: encodeValue(rng.pick(['c', 1, { a: 1 }, []])) });
+      }
+      // Arrays of length 2 ** 32 - 1 or 1e9 with one element, hidden or
+      // held (see SPARSE in encode.mjs), and arrays past the binding's walk
+      // budget: 70,000 or 200,000 long, sparse or dense.
+      case 'huge-sparse': {
+        const shape = rng.pick(['hidden', 'inObject', 'asWaiver', 'getter', 'long', 'longDense']);
+        const length = { long: rng.pick([70_000, 200_000]), longDense: 70_000 }[shape] ?? rng.pick([2 ** 32 - 1, 1e9]);
+        return r({ $: 'huge-sparse', shape, length });
+      }
       default: throw new Error(`unknown value class ${cls}`);
     }
   }
@@ -769,7 +785,14 @@ class Gen {
     if (rng.chance(this.adv ? 0.15 : 0.05)) Object.assign(entry, event);
     else entry.event = event;
     // A BigInt has no JSON form; a line another writer left holds a number.
-    let text = JSON.stringify(entry, (_k, v) => (typeof v === 'bigint' ? Number(v) : v));
+    const bigintAsNumber = (_k, v) => (typeof v === 'bigint' ? Number(v) : v);
+    let text;
+    try {
+      text = JSON.stringify(entry, bigintAsNumber);
+    } catch {
+      // A cycle has none either: such a writer leaves the event bare.
+      text = JSON.stringify({ seq: entry.seq, id: s.id, type, ts: entry.ts, event: { type, id: s.id } }, bigintAsNumber);
+    }
     if (text === undefined) text = 'null';
     return text;
   }

@@ -30,8 +30,20 @@ pub enum Patch {
     Proto = 6,
 }
 
-/// The wrapper's `HOST_OPS` function that tells plain data (see `convert::from_js`).
-pub const PLAIN_DATA: &str = "plainData";
+/// The wrapper's `HOST_OPS` function that makes the test of one walk over
+/// a caller's value (see `convert::from_js`).
+pub const START_WALK: &str = "startWalk";
+
+/// What the test of a walk answers about an object met for the first
+/// time; one met before is answered with its number (0 and up).
+#[derive(Clone, Copy)]
+pub enum WalkAnswer {
+    /// Read it as data.
+    Read = -1,
+    /// Hold it by reference.
+    Hold = -2,
+}
+
 /// The wrapper's `HOST_OPS` function that builds a value from its payload.
 pub const MATERIALIZE: &str = "materialize";
 
@@ -39,6 +51,12 @@ pub const MATERIALIZE: &str = "materialize";
 pub struct PayloadKinds {
     pub whole: u32,
     pub changed_fields: u32,
+}
+
+#[napi(object)]
+pub struct WalkAnswers {
+    pub read: i32,
+    pub hold: i32,
 }
 
 #[napi(object)]
@@ -57,6 +75,7 @@ pub struct PatchCodes {
 pub struct Boundary {
     pub payload: PayloadKinds,
     pub patch: PatchCodes,
+    pub walk: WalkAnswers,
     /// Every function the wrapper's `HOST_OPS` must have.
     pub host_ops: Vec<String>,
 }
@@ -74,6 +93,7 @@ pub fn boundary() -> Boundary {
             host: Patch::Host as u32,
             proto: Patch::Proto as u32,
         },
-        host_ops: [PLAIN_DATA, MATERIALIZE].into_iter().chain(HostOp::ALL.map(HostOp::name)).map(str::to_owned).collect(),
+        walk: WalkAnswers { read: WalkAnswer::Read as i32, hold: WalkAnswer::Hold as i32 },
+        host_ops: [START_WALK, MATERIALIZE].into_iter().chain(HostOp::ALL.map(HostOp::name)).map(str::to_owned).collect(),
     }
 }

@@ -1,12 +1,17 @@
 //! Values crossing between V8 and the core's value model.
 //!
-//! Into the model: an event object as `{ ...event }` sees it (own
-//! enumerable string keys), walked with a stack of its own so that no depth
-//! of the caller's data can exhaust the native stack. Below the root only
-//! plain data is walked: functions, symbols, BigInts and every object the
-//! wrapper's `plainData` refuses (it converts itself, has getters, a class,
-//! is a Proxy...) are kept by handle (`Value::Host`), as the old module
-//! holds them: by reference.
+//! Into the model: a value as `{ ...value }` sees it (own enumerable string
+//! keys), walked with a stack of its own so that no depth of the caller's
+//! data can exhaust the native stack. What is read as data is decided for
+//! each object by a test the wrapper makes for one walk (`HOST_OPS.startWalk`):
+//! plain data (no conversion, getter, class or Proxy: see its `plainData`),
+//! met for the first time in this walk, and within the walk's budget of
+//! values. Everything else (functions, symbols, BigInts, objects the test
+//! refuses) is kept by handle (`Value::Host`), as the old module holds every
+//! value: by reference. So a cycle, an object met twice, or an array of any
+//! length (sparse ones included) is held where it is met again or would
+//! exceed the budget, and V8 answers for it as it does for the old module:
+//! no value makes the walk loop, recurse or copy without bound.
 //!
 //! Out of the model: JSON text for V8's own `JSON.parse` (faster than
 //! building objects through Node-API one property at a time), plus, for the
@@ -19,34 +24,50 @@ use quiver_live_core::js::{json, JsStr, Members, Object, Value};
 use quiver_live_core::session::schema::{Field, FIELD_KEYS};
 use quiver_live_core::session::snapshot::Snapshot;
 
-use crate::boundary::Patch;
+use crate::boundary::{Patch, WalkAnswer};
 use crate::env::{Js, JsResult};
 
-/// A container being walked, with what it has gathered so far.
-enum Open {
-    Array { source: napi_value, len: u32, items: Vec<Value> },
-    Object { source: napi_value, keys: Vec<napi_value>, members: Vec<(JsStr, Value)> },
+/// A container being walked: the object read, its place in the order the
+/// walk met objects (see [`Walk`]), and what it has gathered so far.
+struct Open {
+    source: napi_value,
+    met: u32,
+    gathered: Gathered,
+}
+
+enum Gathered {
+    Array { len: u32, items: Vec<Value> },
+    Object { keys: Vec<napi_value>, members: Vec<(JsStr, Value)> },
 }
 
 impl Open {
+    fn new(js: Js, source: napi_value, met: u32) -> JsResult<Open> {
+        let gathered = if js.is_array(source)? {
+            Gathered::Array { len: js.array_len(source)?, items: Vec::new() }
+        } else {
+            Gathered::Object { keys: js.own_keys(source)?, members: Vec::new() }
+        };
+        Ok(Open { source, met, gathered })
+    }
+
     /// The next child still to read, if any.
     fn next_child(&self, js: Js) -> JsResult<Option<napi_value>> {
-        match self {
-            Open::Array { source, len, items } => {
+        match &self.gathered {
+            Gathered::Array { len, items } => {
                 let i = items.len() as u32;
-                if i < *len { js.element(*source, i).map(Some) } else { Ok(None) }
+                if i < *len { js.element(self.source, i).map(Some) } else { Ok(None) }
             }
-            Open::Object { source, keys, members } => match keys.get(members.len()) {
-                Some(key) => js.property(*source, *key).map(Some),
+            Gathered::Object { keys, members } => match keys.get(members.len()) {
+                Some(key) => js.property(self.source, *key).map(Some),
                 None => Ok(None),
             },
         }
     }
 
     fn push(&mut self, js: Js, v: Value) -> JsResult<()> {
-        match self {
-            Open::Array { items, .. } => items.push(v),
-            Open::Object { keys, members, .. } => {
+        match &mut self.gathered {
+            Gathered::Array { items, .. } => items.push(v),
+            Gathered::Object { keys, members } => {
                 let key = js.to_js_str(keys[members.len()])?;
                 members.push((key, v));
             }
@@ -55,9 +76,9 @@ impl Open {
     }
 
     fn close(self) -> Value {
-        match self {
-            Open::Array { items, .. } => Value::Array(items),
-            Open::Object { members, .. } => {
+        match self.gathered {
+            Gathered::Array { items, .. } => Value::Array(items),
+            Gathered::Object { members, .. } => {
                 let mut o = Object::with_capacity(members.len());
                 for (k, v) in members {
                     o.set_js(k, v);
@@ -68,16 +89,58 @@ impl Open {
     }
 }
 
+/// The wrapper's test of one walk (a function `HOST_OPS.startWalk()`
+/// returns, made when the first object is met), asked about every object
+/// met. It numbers the objects in the order it first meets them, as
+/// [`Walk::met`] counts them here, and answers an object met before with
+/// its number.
+struct Walk {
+    start: napi_value,
+    test: Option<napi_value>,
+    met: u32,
+}
+
+enum Meeting {
+    /// Met for the first time: its number, and whether to read it as data.
+    First { at: u32, read: bool },
+    /// Met before, as the object numbered so.
+    Again(u32),
+}
+
+impl Walk {
+    fn meet(&mut self, js: Js, v: napi_value) -> JsResult<Meeting> {
+        let test = match self.test {
+            Some(test) => test,
+            None => *self.test.insert(js.call(self.start, self.start, &[])?),
+        };
+        let answer = js.to_f64(js.call(test, test, &[v])?)?;
+        if answer >= 0.0 {
+            return Ok(Meeting::Again(answer as u32));
+        }
+        let at = self.met;
+        self.met += 1;
+        Ok(Meeting::First { at, read: answer == f64::from(WalkAnswer::Read as i32) })
+    }
+}
+
 /// Reads a JS value into the model; `kept` receives the values only V8 can
-/// interpret, which `Value::Host(i)` then names by position. `plain` is the
-/// wrapper's `plainData`, asked about every object below the root.
-pub fn from_js(js: Js, v: napi_value, kept: &mut Vec<napi_value>, plain: napi_value) -> JsResult<Value> {
+/// interpret, which `Value::Host(i)` then names by position. `start_walk`
+/// is the wrapper's `HOST_OPS.startWalk`. The root is read whatever the
+/// test says (the reducer reads an event's members).
+///
+/// An object met again is held, not copied again. When it is one still
+/// being read (a cycle), the copy of it is dropped and the object itself
+/// held, so the value holds the caller's own object wherever the old
+/// module's would first meet the cycle, and `JSON.stringify` names the same
+/// circle; the root cannot be held, so a cycle through it holds the root's
+/// member it runs through.
+pub fn from_js(js: Js, v: napi_value, kept: &mut Vec<napi_value>, start_walk: napi_value) -> JsResult<Value> {
+    let mut walk = Walk { start: start_walk, test: None, met: 0 };
     let mut stack: Vec<Open> = Vec::new();
     let mut next = Some(v);
     loop {
         if let Some(v) = next.take() {
-            let walk = stack.is_empty() || is_plain(js, v, plain)?;
-            match leaf_or_open(js, v, kept, walk)? {
+            match meet(js, v, kept, &mut walk, &mut stack)? {
                 Ok(leaf) => match stack.last_mut() {
                     Some(top) => top.push(js, leaf)?,
                     None => return Ok(leaf),
@@ -99,34 +162,46 @@ pub fn from_js(js: Js, v: napi_value, kept: &mut Vec<napi_value>, plain: napi_va
     }
 }
 
-/// Whether `v` is an object `plain` accepts (other values are not asked).
-fn is_plain(js: Js, v: napi_value, plain: napi_value) -> JsResult<bool> {
+/// `v` as a leaf of the walk, or as a container to read.
+fn meet(js: Js, v: napi_value, kept: &mut Vec<napi_value>, walk: &mut Walk, stack: &mut Vec<Open>) -> JsResult<Result<Value, Open>> {
     if js.type_of(v)? != sys::ValueType::napi_object {
-        return Ok(true);
+        return leaf(js, v, kept).map(Ok);
     }
-    let answer = js.call(plain, plain, &[v])?;
-    js.to_bool(answer)
+    let held = match walk.meet(js, v)? {
+        Meeting::First { at, read } if read || stack.is_empty() => return Open::new(js, v, at).map(Err),
+        Meeting::First { .. } => v,
+        Meeting::Again(at) => match stack.binary_search_by_key(&at, |open| open.met) {
+            Ok(0) if stack.len() > 1 => {
+                let member = stack[1].source;
+                stack.truncate(1);
+                member
+            }
+            Ok(p) => {
+                stack.truncate(p.max(1));
+                v
+            }
+            Err(_) => v,
+        },
+    };
+    Ok(Ok(hold(kept, held)))
 }
 
-fn leaf_or_open(js: Js, v: napi_value, kept: &mut Vec<napi_value>, walk: bool) -> JsResult<Result<Value, Open>> {
+fn hold(kept: &mut Vec<napi_value>, v: napi_value) -> Value {
+    kept.push(v);
+    Value::Host((kept.len() - 1) as u32)
+}
+
+/// A value that is not an object.
+fn leaf(js: Js, v: napi_value, kept: &mut Vec<napi_value>) -> JsResult<Value> {
     use sys::ValueType as T;
-    Ok(Ok(match js.type_of(v)? {
-        T::napi_object if !walk => {
-            kept.push(v);
-            Value::Host((kept.len() - 1) as u32)
-        }
+    Ok(match js.type_of(v)? {
         T::napi_undefined => Value::Undefined,
         T::napi_null => Value::Null,
         T::napi_boolean => Value::Bool(js.to_bool(v)?),
         T::napi_number => Value::Number(js.to_f64(v)?),
         T::napi_string => Value::String(js.to_js_str(v)?),
-        T::napi_object if js.is_array(v)? => return Ok(Err(Open::Array { source: v, len: js.array_len(v)?, items: Vec::new() })),
-        T::napi_object => return Ok(Err(Open::Object { source: v, keys: js.own_keys(v)?, members: Vec::new() })),
-        _ => {
-            kept.push(v);
-            Value::Host((kept.len() - 1) as u32)
-        }
-    }))
+        _ => hold(kept, v),
+    })
 }
 
 /// A step from a parent to a child in a patch's path.

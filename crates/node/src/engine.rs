@@ -1,7 +1,6 @@
 //! What the core copies from the V8 it runs in, asked of V8 once, at load.
 
 use napi::bindgen_prelude::*;
-use napi_derive::napi;
 use quiver_live_core::js::sort;
 
 /// The fewest elements V8's `sort` looks for a natural run in before it
@@ -17,8 +16,8 @@ const INSERTION_ONLY_BELOW: &str = "(() => {
   return 0;
 })()";
 
-#[napi(module_exports)]
-pub fn learn_sort(_exports: Object, env: Env) -> Result<()> {
+/// Asks V8 how its `sort` looks for runs, and tells the core.
+pub fn learn_sort(env: &Env) -> Result<()> {
     let n: u32 = env.run_script(INSERTION_ONLY_BELOW)?;
     sort::set_insertion_only_below(n as usize);
     Ok(())

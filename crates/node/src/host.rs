@@ -11,7 +11,7 @@ use quiver_live_core::js::Value;
 use quiver_live_core::session::answers::Answers;
 use quiver_live_core::session::reducer::HostOp;
 
-use crate::boundary::PLAIN_DATA;
+use crate::boundary::START_WALK;
 use crate::convert::from_js;
 use crate::env::{Js, JsResult};
 use crate::store::NativeStore;
@@ -72,10 +72,10 @@ pub fn answer(js: Js, answers: &mut Answers) -> JsResult<Option<(HostOp, Vec<Val
 /// and to keep what came back, never while the caller's code runs (it may
 /// call the store).
 fn operate(js: Js, store: &NativeStore, op: HostOp, operands: &[Value]) -> JsResult<Result<Value, u32>> {
-    let (f, plain, args) = {
+    let (f, start_walk, args) = {
         let state = store.state(js)?;
         let args = operands.iter().map(|v| state.to_js(js, v)).collect::<JsResult<Vec<_>>>()?;
-        (state.op(js, op.name())?, state.op(js, PLAIN_DATA)?, args)
+        (state.op(js, op.name())?, state.op(js, START_WALK)?, args)
     };
     let Ok(result) = js.call(f, f, &args) else {
         let thrown = js.take_exception()?;
@@ -85,7 +85,7 @@ fn operate(js: Js, store: &NativeStore, op: HostOp, operands: &[Value]) -> JsRes
         return Ok(Ok(Value::Host(store.state(js)?.hold(js, result)?)));
     }
     let mut found = Vec::new();
-    let value = from_js(js, result, &mut found, plain)?;
+    let value = from_js(js, result, &mut found, start_walk)?;
     Ok(Ok(store.state(js)?.keep(js, found, value, Value::Undefined)?.0))
 }
 

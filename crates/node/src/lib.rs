@@ -30,6 +30,13 @@ pub use faults::{fault_arm, fault_disarm};
 pub use lock::{lock_path, try_lock, unlock};
 pub use store::{store_append, store_append_json, store_drop_unrendered, store_flush, store_has, store_open, store_open_read_only, store_persist, store_read, store_read_active, store_snapshot};
 
+/// Runs as each environment (the main thread, a worker) loads the addon.
+#[napi(module_exports)]
+pub fn init(_exports: Object, env: Env) -> Result<()> {
+    engine::learn_sort(&env)?;
+    lock::keep_held_locks(&env)
+}
+
 /// The project root of an absolute, resolved `cwd` (`home` is
 /// `os.homedir()`), as quiver-cli resolves it.
 #[napi(catch_unwind)]

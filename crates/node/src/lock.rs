@@ -2,6 +2,13 @@
 //! (deadline, retries, `fn`, release in `finally`) and calls these for each
 //! attempt, so its argument coercions happen exactly where the old module's
 //! do.
+//!
+//! Each environment (the main thread, or a worker thread) keeps the locks it
+//! holds, and Node hands them back when it tears the environment down: a
+//! worker terminated inside `fn` never runs the wrapper's `finally`, and the
+//! process, whose pid the lock names, lives on, so nobody else could ever
+//! take the lock. Those still held then are released, each only if the file
+//! still carries the token this environment wrote.
 
 use std::path::{Path, PathBuf};
 
@@ -34,11 +41,38 @@ fn lock_file(root: &Path, abs_file: &str) -> PathBuf {
 pub fn try_lock(env: Env, lock_path: String, owner_json: Option<String>, file_json: String) -> Result<Option<String>> {
     let js = Js::new(env.raw());
     let attempt: JsResult<_> = lock::try_acquire(Path::new(&lock_path), owner_json.as_deref(), &file_json).map_err(|e| errors::throw_fs(js, &e));
-    Ok(attempt?.map(|a| a.token))
+    let Some(acquired) = attempt? else { return Ok(None) };
+    if let Some(held) = held_locks(&env) {
+        held.0.push(acquired.clone());
+    }
+    Ok(Some(acquired.token))
 }
 
 /// Removes the lock if it still carries `token`.
 #[napi(catch_unwind)]
-pub fn unlock(lock_path: String, token: String) {
+pub fn unlock(env: Env, lock_path: String, token: String) {
+    if let Some(held) = held_locks(&env) {
+        held.0.retain(|a| a.token != token);
+    }
     lock::release(&Acquired { lock_path: PathBuf::from(lock_path), token });
+}
+
+/// The locks an environment holds (see the module's comment).
+#[derive(Default)]
+struct HeldLocks(Vec<Acquired>);
+
+/// Gives the environment loading the addon its [`HeldLocks`], which Node
+/// finalizes as it tears the environment down (`napi_set_instance_data`):
+/// those still held are released then, only where they still carry this
+/// environment's token, and without failing.
+pub fn keep_held_locks(env: &Env) -> Result<()> {
+    env.set_instance_data(HeldLocks::default(), (), |torn_down| {
+        for acquired in &torn_down.value.0 {
+            lock::release_if_held(acquired);
+        }
+    })
+}
+
+fn held_locks(env: &Env) -> Option<&'static mut HeldLocks> {
+    env.get_instance_data::<HeldLocks>().ok().flatten()
 }

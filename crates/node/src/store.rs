@@ -19,7 +19,7 @@ use quiver_live_core::session::answers::Answers;
 use quiver_live_core::session::snapshot_file::Cached;
 use quiver_live_core::session::store::{safe_session_id, Changed, NewEvent, Store, StoreError};
 
-use crate::boundary::{PayloadKind, MATERIALIZE, PLAIN_DATA};
+use crate::boundary::{PayloadKind, MATERIALIZE, START_WALK};
 use crate::convert::{from_js, Payload};
 use crate::env::{unknown as raw, Js, JsResult};
 use crate::errors;
@@ -152,10 +152,10 @@ pub fn store_drop_unrendered(env: Env, store: &External<NativeStore>, id: String
 #[napi(catch_unwind, ts_return_type = "[number, string | [number, string, string | null, Array<unknown>], [number, number] | null]")]
 pub fn store_append<'a>(env: &'a Env, store: &External<NativeStore>, id: String, event: Unknown, entry: String, ts: Unknown, base: f64, hold: bool) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
-    let plain = store.state(js)?.op(js, PLAIN_DATA)?;
+    let start_walk = store.state(js)?.op(js, START_WALK)?;
     let mut found = Vec::new();
-    let value = from_js(js, event.raw(), &mut found, plain)?;
-    let ts = from_js(js, ts.raw(), &mut found, plain)?;
+    let value = from_js(js, event.raw(), &mut found, start_walk)?;
+    let ts = from_js(js, ts.raw(), &mut found, start_walk)?;
     let mut state = store.state(js)?;
     let (value, ts) = state.keep(js, found, value, ts)?;
     let held = if hold { Some(Value::Host(state.hold(js, event.raw())?)) } else { None };

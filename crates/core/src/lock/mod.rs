@@ -125,5 +125,17 @@ pub fn release(acquired: &Acquired) {
     }
 }
 
+/// Removes the lock only while it carries this acquisition's token: for a
+/// holder whose own release can no longer run (a worker thread terminated
+/// inside its section), so nothing else is ever removed: not another
+/// holder's lock, not an unreadable file (another acquisition's, between
+/// its create and its write), not one already released. Never fails.
+pub fn release_if_held(acquired: &Acquired) {
+    let held = record::read_held(&acquired.lock_path).and_then(|held| held.token);
+    if held.as_deref() == Some(acquired.token.as_str()) {
+        let _ = sys::remove_file(&acquired.lock_path);
+    }
+}
+
 #[cfg(test)]
 mod tests;

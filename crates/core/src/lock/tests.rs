@@ -224,6 +224,28 @@ fn lock_release_leaves_a_replacement_alone() {
 }
 
 #[test]
+fn lock_release_if_held_removes_only_its_own_lock() {
+    let live = TempLive::new();
+    let path = live.lock("h");
+    let ours = must_acquire(&path);
+    for other in [format!("{{\"token\":\"other\",\"pid\":{}}}\n", std::process::id()), "garbage".to_owned(), String::new()] {
+        fs::write(&path, &other).expect("replace lock");
+        release_if_held(&ours);
+        assert_eq!(fs::read_to_string(&path).expect("left alone"), other);
+    }
+    fs::remove_file(&path).expect("remove");
+    release_if_held(&ours); // nothing there: ignored
+    assert!(!path.exists());
+    let ours = must_acquire(&path);
+    release_if_held(&ours);
+    assert!(!path.exists());
+    let again = must_acquire(&path);
+    release_if_held(&ours); // released before: the next holder's lock stays
+    assert!(is_held(&path));
+    release(&again);
+}
+
+#[test]
 fn lock_record_byte_format() {
     let record = LockRecord {
         owner_json: Some("{\"kind\":\"accept\",\"n\":[1,null]}".into()),

@@ -69,8 +69,9 @@ pub enum HostOp {
     GreaterOrEqual,
     /// The key `obj[x] = ...` creates (a string, or a symbol).
     PropertyKey,
-    /// `Array.isArray(x) ? [...x] : null`.
-    ArrayItems,
+    /// `[...list, ...(Array.isArray(x) ? x : [])]`: the detector waivers
+    /// so far, then an event's, kept as V8's array.
+    AppendItems,
     /// `{ ...x }`, kept as V8's object (see [`HostOp::holds_answer`]).
     SpreadHeld,
     /// `{ ...o }` with `copy[k] = v` set on it, kept as V8's object.
@@ -85,7 +86,7 @@ impl HostOp {
         HostOp::Number,
         HostOp::GreaterOrEqual,
         HostOp::PropertyKey,
-        HostOp::ArrayItems,
+        HostOp::AppendItems,
         HostOp::SpreadHeld,
         HostOp::SetOnCopy,
         HostOp::PendingEvent,
@@ -96,7 +97,7 @@ impl HostOp {
             HostOp::Number => "number",
             HostOp::GreaterOrEqual => "greaterOrEqual",
             HostOp::PropertyKey => "propertyKey",
-            HostOp::ArrayItems => "arrayItems",
+            HostOp::AppendItems => "appendItems",
             HostOp::SpreadHeld => "spreadHeld",
             HostOp::SetOnCopy => "setOnCopy",
             HostOp::PendingEvent => "toPendingEvent",
@@ -105,9 +106,12 @@ impl HostOp {
 
     /// Whether the answer is kept whole, by reference (`Value::Host`),
     /// rather than read into the model: it may have symbol-keyed members,
-    /// which the model has no place for, and which spreads copy.
+    /// which the model has no place for, and which spreads copy; or hold
+    /// the caller's objects as the old module's value does, which only
+    /// V8 can tell apart from copies (`JSON.stringify` names the objects
+    /// that close a cycle).
     pub fn holds_answer(self) -> bool {
-        matches!(self, HostOp::SpreadHeld | HostOp::SetOnCopy | HostOp::PendingEvent)
+        matches!(self, HostOp::SpreadHeld | HostOp::SetOnCopy | HostOp::PendingEvent | HostOp::AppendItems)
     }
 }
 
@@ -303,24 +307,31 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         }
     }
 
+    /// `[...(next.detectorWaivers || []), ...(Array.isArray(event.waivers)
+    /// ? event.waivers : [])]`: in Rust when both are in the model, else by
+    /// V8 (a held list or held waivers).
     fn detector_waivers(&mut self) -> Result<(), TypeError> {
         if self.canceled_or_fenced() {
             return Ok(());
         }
-        let mut items = match self.s.other("detectorWaivers") {
-            Some(current) if current.truthy() => spread_array(current, "(next.detectorWaivers || [])")?,
-            _ => Vec::new(),
+        let list = match self.s.other("detectorWaivers") {
+            Some(held @ Value::Host(_)) => Err(held.clone()),
+            Some(current) if current.truthy() => Ok(spread_array(current, "(next.detectorWaivers || [])")?),
+            _ => Ok(Vec::new()),
         };
-        match self.ev("waivers") {
-            Value::Array(extra) => items.extend(extra.iter().cloned()),
-            w @ Value::Host(_) => {
-                if let Value::Array(extra) = &self.host.ask(HostOp::ArrayItems, &[w])? {
+        let waivers = self.ev("waivers");
+        let items = match list {
+            Ok(mut items) => match waivers {
+                Value::Array(extra) => {
                     items.extend(extra.iter().cloned());
+                    Value::Array(items)
                 }
-            }
-            _ => {}
-        }
-        self.s.set_other("detectorWaivers", Value::Array(items));
+                Value::Host(_) => self.host.ask(HostOp::AppendItems, &[&Value::Array(items), waivers])?,
+                _ => Value::Array(items),
+            },
+            Err(held) => self.host.ask(HostOp::AppendItems, &[&held, waivers])?,
+        };
+        self.s.set_other("detectorWaivers", items);
         Ok(())
     }
 

@@ -204,6 +204,29 @@ fn a_held_event_has_v8_make_its_pending_event() {
     assert!(s.get(Field::PendingEvent).strict_equals(&Value::Host(1)));
 }
 
+/// Waivers only V8 can read: V8 appends them to the list so far, and the
+/// snapshot holds the array it makes, which holds the caller's objects as
+/// the old module's does. Later waivers, plain ones too, are appended to
+/// that array by V8 as well.
+#[test]
+fn held_waivers_have_v8_append_them_and_the_list_stays_held() {
+    let host = ScriptedHost { answers: RefCell::new(vec![Value::Host(1), Value::Host(2)]), asked: RefCell::new(Vec::new()) };
+    let mut s = base();
+    apply_event(&mut s, &parse(r#"{"event":{"type":"detector_waivers","waivers":["a"]}}"#), &host).unwrap();
+    assert!(host.asked.borrow().is_empty());
+    assert_eq!(member(&s, "detectorWaivers"), r#"["a"]"#);
+    let mut event = parse(r#"{"type":"detector_waivers"}"#).into_object().unwrap();
+    event.set("waivers", Value::Host(0));
+    let mut entry = parse(r#"{"seq":2}"#).into_object().unwrap();
+    entry.set("event", Value::Object(event));
+    apply_event(&mut s, &Value::Object(entry), &host).unwrap();
+    assert_eq!(*host.asked.borrow(), [HostOp::AppendItems]);
+    assert!(s.other("detectorWaivers").unwrap().strict_equals(&Value::Host(1)));
+    apply_event(&mut s, &parse(r#"{"event":{"type":"detector_waivers","waivers":["b"]}}"#), &host).unwrap();
+    assert_eq!(*host.asked.borrow(), [HostOp::AppendItems, HostOp::AppendItems]);
+    assert!(s.other("detectorWaivers").unwrap().strict_equals(&Value::Host(2)));
+}
+
 /// Every case that sets a pending event asks V8 for it before it changes
 /// anything: refused, it leaves the snapshot as it was.
 #[test]
