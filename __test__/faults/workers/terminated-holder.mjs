@@ -17,7 +17,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const config = JSON.parse(process.argv[2]);
 const entry = config.impl === 'ref'
   ? pathToFileURL(path.join(path.dirname(config.refPath), 'source-lock.mjs')).href
-  : pathToFileURL(path.resolve(here, '..', '..', '..', 'index.js')).href;
+  : pathToFileURL(path.resolve(here, '..', '..', '..', 'index.mjs')).href;
 const { withSourceLockSync, sourceLockPath } = await import(entry);
 
 // The worker takes the locks of `files`, nested, tells it holds them, and
