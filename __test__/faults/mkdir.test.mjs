@@ -15,7 +15,7 @@ const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 const SESSIONS = path.join('.impeccable', 'live', 'sessions');
 
 /**
- * In a child (as `uid` when given): Node's `mkdirSync` of the sessions dir
+ * In a child (switched to `uid` when given, once the package is loaded): Node's `mkdirSync` of the sessions dir
  * under `nodeCwd`, and the package's `createLiveSessionStore` at `ourCwd`;
  * each error's code, errno, syscall and message, with the copy's own
  * directory replaced by `<p>` in paths.
@@ -23,7 +23,11 @@ const SESSIONS = path.join('.impeccable', 'live', 'sessions');
 function both(nodeCopy, nodeCwd, ourCopy, ourCwd, uid) {
   const script = `
     const fs = require('node:fs');
-    const [entry, nodeCopy, nodeCwd, ourCopy, ourCwd, sessions] = process.argv.slice(1);
+    const [entry, nodeCopy, nodeCwd, ourCopy, ourCwd, sessions, uid] = process.argv.slice(1);
+    // The package loads first, as root: a checkout in a private directory
+    // (under /root, say) is not readable by the user the calls then run as.
+    const { createLiveSessionStore } = require(entry);
+    if (uid) { process.setgid(Number(uid)); process.setuid(Number(uid)); }
     const shape = (copy, f) => {
       try { f(); return null; } catch (e) {
         const rel = (s) => String(s).split(copy).join('<p>');
@@ -31,10 +35,10 @@ function both(nodeCopy, nodeCwd, ourCopy, ourCwd, uid) {
       }
     };
     const node = shape(nodeCopy, () => fs.mkdirSync(require('node:path').join(nodeCwd, sessions), { recursive: true }));
-    const ours = shape(ourCopy, () => require(entry).createLiveSessionStore({ cwd: ourCwd }));
+    const ours = shape(ourCopy, () => createLiveSessionStore({ cwd: ourCwd }));
     process.stdout.write(JSON.stringify({ node, ours }));`;
-  const r = spawnSync(process.execPath, ['-e', script, PACKAGE_ENTRY, nodeCopy, nodeCwd, ourCopy, ourCwd, SESSIONS], {
-    encoding: 'utf8', timeout: 30_000, ...(uid === undefined ? {} : { uid, gid: uid }),
+  const r = spawnSync(process.execPath, ['-e', script, PACKAGE_ENTRY, nodeCopy, nodeCwd, ourCopy, ourCwd, SESSIONS, uid ?? ''], {
+    encoding: 'utf8', timeout: 30_000,
   });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout);
