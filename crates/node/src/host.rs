@@ -9,7 +9,7 @@
 use napi::sys::napi_value;
 use quiver_live_core::js::Value;
 use quiver_live_core::session::answers::Answers;
-use quiver_live_core::session::reducer::HostOp;
+use quiver_live_core::session::host::HostOp;
 
 use crate::boundary::START_WALK;
 use crate::convert::from_js;

@@ -15,7 +15,7 @@ use quiver_live_core::js::{json, JsStr, Value};
 use quiver_live_core::lock::{self, Verdict};
 use quiver_live_core::session::answers::Answers;
 use quiver_live_core::session::journal::{self, Locking, Replay};
-use quiver_live_core::session::reducer::Host;
+use quiver_live_core::session::host::Host;
 use quiver_live_core::session::snapshot_file::{self, Distrust};
 use quiver_live_core::project::layout;
 use quiver_live_core::sys::{self, Context, FsError};

@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 
 use crate::js::{JsStr, TypeError, Value};
-use crate::session::reducer::{Host, HostOp};
+use crate::session::host::{Host, HostOp};
 
 /// Answers to the questions of earlier attempts, and the ones still open.
 #[derive(Default)]

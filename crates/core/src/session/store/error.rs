@@ -10,7 +10,7 @@ pub enum StoreError {
     Type(String),
     Fs(FsError),
     /// The reducer ran the caller's code through the host (see
-    /// [`crate::session::reducer::Host::ask`]), which threw the host value
+    /// [`crate::session::host::Host::ask`]), which threw the host value
     /// with this handle: the one to throw.
     HostThrew(u32),
     /// The operation needs answers from JavaScript it was not given (see

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use crate::js::{JsStr, Value};
 use crate::project::layout::{self, Layout, JOURNAL_SUFFIX};
 use crate::session::journal::{self, Locking, Replay};
-use crate::session::reducer::Host;
+use crate::session::host::Host;
 use crate::session::snapshot::Snapshot;
 use crate::session::snapshot_file::{self, Cached};
 use crate::sys::{self, FsError};
