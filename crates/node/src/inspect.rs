@@ -20,7 +20,7 @@ use quiver_live_core::session::snapshot_file::{self, Distrust};
 use quiver_live_core::project::layout;
 use quiver_live_core::sys::{self, Context, FsError};
 
-use crate::env::{ErrorKind, Js, JsResult};
+use crate::env::{Js, JsResult};
 use crate::{errors, host};
 
 /// How much of a line the CLI is shown (it prints less).
@@ -144,5 +144,5 @@ fn replay(js: Js, path: &Path, id: &str) -> JsResult<Replay> {
             break;
         }
     }
-    Err(errors::throw(js, ErrorKind::Error, "quiver-live-native: the journal kept changing while it was read"))
+    Err(errors::throw_error(js, "quiver-live-native: the journal kept changing while it was read"))
 }

@@ -171,7 +171,7 @@ pub fn store_append<'a>(env: &'a Env, store: &External<NativeStore>, id: String,
 pub fn store_append_json<'a>(env: &'a Env, store: &External<NativeStore>, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
     let Some(mut parsed) = json::parse(&entry).ok().and_then(Value::into_object) else {
-        return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the entry text is not a JSON object").into());
+        return Err(errors::throw_error(js, "quiver-live-native: the entry text is not a JSON object").into());
     };
     let value = parsed.remove("event").unwrap_or(Value::Undefined);
     let ts = parsed.remove("ts").unwrap_or(Value::Undefined);
@@ -251,7 +251,7 @@ impl NativeStore {
     /// The state, or a thrown error when JS the store's caller runs inside
     /// an operation (none does: see [`NativeStore::answered`]) calls it.
     fn state(&self, js: Js) -> JsResult<Borrowed<'_>> {
-        let state = self.state.try_borrow_mut().map_err(|_| errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: store re-entered during an operation"))?;
+        let state = self.state.try_borrow_mut().map_err(|_| errors::throw_error(js, "quiver-live-native: store re-entered during an operation"))?;
         Ok(Borrowed(state))
     }
 
@@ -275,7 +275,7 @@ impl NativeStore {
                 other => return other.map_err(|e| errors::throw_store(js, &e)),
             }
         }
-        Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the journal kept changing while it was read; nothing was written"))
+        Err(errors::throw_error(js, "quiver-live-native: the journal kept changing while it was read; nothing was written"))
     }
 
     /// Asks V8 the questions the last attempt of an operation left open
@@ -363,7 +363,7 @@ impl State {
             (Some(Cached::Text(text)), _) => js.string(&text.json),
             (Some(Cached::Model(snapshot)), Some(Changed::Fields(fields))) => self.payload(js, PayloadKind::ChangedFields, &Payload::of_fields(snapshot, fields)),
             (Some(Cached::Model(snapshot)), _) => self.payload(js, PayloadKind::Whole, &Payload::of_snapshot(snapshot)),
-            (None, _) => Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: session state missing")),
+            (None, _) => Err(errors::throw_error(js, "quiver-live-native: session state missing")),
         }
     }
 

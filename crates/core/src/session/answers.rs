@@ -28,7 +28,7 @@ use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
-use crate::js::{JsStr, TypeError, Value};
+use crate::js::{JsError, JsStr, Value};
 use crate::session::host::{Host, HostOp};
 
 /// Answers to the questions of earlier attempts, and the ones still open.
@@ -159,7 +159,7 @@ impl Host for Answers {
         !self.open.borrow().is_empty()
     }
 
-    fn ask(&self, op: HostOp, args: &[&Value]) -> Result<Value, TypeError> {
+    fn ask(&self, op: HostOp, args: &[&Value]) -> Result<Value, JsError> {
         let at = self.next_operation.get();
         self.next_operation.set(at + 1);
         match self.operations.get(at) {
@@ -172,7 +172,7 @@ impl Host for Answers {
                 }
             }
         }
-        Err(TypeError(REFUSED.to_owned()))
+        Err(JsError::type_error(REFUSED))
     }
 
     fn threw(&self) -> Option<u32> {

@@ -5,7 +5,7 @@
 //! answers for V8 between attempts ([`crate::session::answers`]); the
 //! binding asks V8 the questions left open.
 
-use crate::js::{JsStr, TypeError, Value};
+use crate::js::{JsError, JsStr, Value};
 
 /// What the reducer needs from its JavaScript host.
 pub trait Host {
@@ -24,8 +24,8 @@ pub trait Host {
     /// `op` run by V8 on `args`, at least one of which holds a host value.
     /// `Err` when the host has no answer yet or its answer is an exception
     /// ([`Host::unanswered`] or [`Host::threw`] then says which).
-    fn ask(&self, op: HostOp, _args: &[&Value]) -> Result<Value, TypeError> {
-        Err(TypeError(format!("quiver-live-native: no host to run {} on a host value", op.name())))
+    fn ask(&self, op: HostOp, _args: &[&Value]) -> Result<Value, JsError> {
+        Err(JsError::type_error(format!("quiver-live-native: no host to run {} on a host value", op.name())))
     }
     /// The handle of the exception an answer of [`Host::ask`] was, once the
     /// reducer has been refused with it.

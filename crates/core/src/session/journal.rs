@@ -135,7 +135,7 @@ impl Replay {
             self.next_seq = self.next_seq.max(seq + 1.0);
         }
         let host = &ClockWatch { inner: host, used: std::cell::Cell::new(false) };
-        let failure = apply_entry(&mut self.snapshot, entry, event, host).err().map(|e| e.0);
+        let failure = apply_entry(&mut self.snapshot, entry, event, host).err().map(|e| e.message);
         self.clock_dependent |= host.used.get();
         if let Some(message) = failure {
             self.parse_failed(line_no, message);

@@ -18,7 +18,7 @@ use std::time::Duration;
 use super::cache::{Changed, Delta, Derived, FileKey, RenderFor};
 use super::error::state_missing;
 use super::{Store, StoreError, View};
-use crate::js::{json, JsStr, Object, Value};
+use crate::js::{json, JsError, JsStr, Object, Value};
 use crate::session::journal::{self, Locking};
 use crate::session::host::Host;
 use crate::session::reducer::{apply_appended, entry_seq};
@@ -303,7 +303,7 @@ impl Store {
             // The line is in the journal; like the old module, report the
             // error and let the next read re-derive from the journal.
             session.replay = None;
-            return Err(host.threw().map_or(StoreError::Type(message.0), StoreError::HostThrew));
+            return Err(host.threw().map_or(StoreError::Js(message), StoreError::HostThrew));
         }
         let (from, changes) = (session.version, model.changes());
         let seq = entry_seq(entry).unwrap_or(derived.next_seq);
@@ -367,7 +367,7 @@ fn write_line(file: &File, path: &Path, line: &str, size_before: u64) -> Result<
 /// `JSON.stringify({ seq, id, type, ts, event }) + '\n'`, after a `\n` that
 /// closes a torn fragment when the journal does not end with one.
 fn entry_line(seq: f64, event: &NewEvent, torn: bool) -> Result<String, StoreError> {
-    let rest = event.entry.strip_prefix(SEQ_PLACEHOLDER).ok_or_else(|| StoreError::Message("quiver-live-native: the entry text must start with {\"seq\":0,".into()))?;
+    let rest = event.entry.strip_prefix(SEQ_PLACEHOLDER).ok_or_else(|| JsError::error("quiver-live-native: the entry text must start with {\"seq\":0,"))?;
     let mut line = String::with_capacity(event.entry.len() + 24);
     if torn {
         line.push('\n');
