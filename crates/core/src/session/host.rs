@@ -7,6 +7,26 @@
 
 use crate::js::{JsError, JsStr, Value};
 
+/// Why the reducer, or one operation it asks the host to run, gave no value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Refusal {
+    /// The exception JavaScript raises there: a conversion's TypeError, V8's
+    /// RangeError past its stack.
+    Js(JsError),
+    /// The host has no answer yet: it noted the question, to be asked of V8
+    /// before the operation runs again.
+    Unanswered,
+    /// V8's answer was an exception: the host value with this handle, the
+    /// very one to throw.
+    Threw(u32),
+}
+
+impl From<JsError> for Refusal {
+    fn from(e: JsError) -> Refusal {
+        Refusal::Js(e)
+    }
+}
+
 /// What the reducer needs from its JavaScript host.
 pub trait Host {
     /// `Date.now()`.
@@ -16,21 +36,20 @@ pub trait Host {
     /// The message `JSON.parse(line)` throws; called only for lines this
     /// crate's parser rejected, so its wording matches the running Node.
     fn json_parse_message(&self, line: &str) -> String;
-    /// Some question got a placeholder instead of its answer (see
-    /// [`crate::session::answers`]): nothing derived since may be kept.
-    fn unanswered(&self) -> bool {
+    /// Whether one of the three questions above got a placeholder instead
+    /// of its answer (see [`crate::session::answers`]). These do not
+    /// refuse: a replay goes on past a placeholder, so that one attempt
+    /// collects every question its lines raise. So the caller asks this
+    /// once the attempt is over, and keeps nothing derived from an attempt
+    /// that did.
+    fn used_placeholders(&self) -> bool {
         false
     }
-    /// `op` run by V8 on `args`, at least one of which holds a host value.
-    /// `Err` when the host has no answer yet or its answer is an exception
-    /// ([`Host::unanswered`] or [`Host::threw`] then says which).
-    fn ask(&self, op: HostOp, _args: &[&Value]) -> Result<Value, JsError> {
-        Err(JsError::type_error(format!("quiver-live-native: no host to run {} on a host value", op.name())))
-    }
-    /// The handle of the exception an answer of [`Host::ask`] was, once the
-    /// reducer has been refused with it.
-    fn threw(&self) -> Option<u32> {
-        None
+    /// `op` run by V8 on `args`, at least one of which holds a host value;
+    /// [`Refusal::Unanswered`] when the host has no answer yet,
+    /// [`Refusal::Threw`] when the answer was an exception.
+    fn ask(&self, op: HostOp, _args: &[&Value]) -> Result<Value, Refusal> {
+        Err(JsError::type_error(format!("quiver-live-native: no host to run {} on a host value", op.name())).into())
     }
     /// Hands out the same answers again from the first: a store tries an
     /// event on a copy of the snapshot to collect its questions before its

@@ -1,6 +1,7 @@
 //! What a store operation can fail with.
 
 use crate::js::JsError;
+use crate::session::host::Refusal;
 use crate::sys::FsError;
 
 #[derive(Debug)]
@@ -29,6 +30,17 @@ impl From<FsError> for StoreError {
 impl From<JsError> for StoreError {
     fn from(e: JsError) -> StoreError {
         StoreError::Js(e)
+    }
+}
+
+/// The reducer's refusal as the store reports it.
+impl From<Refusal> for StoreError {
+    fn from(r: Refusal) -> StoreError {
+        match r {
+            Refusal::Js(e) => StoreError::Js(e),
+            Refusal::Unanswered => StoreError::Unanswered,
+            Refusal::Threw(handle) => StoreError::HostThrew(handle),
+        }
     }
 }
 

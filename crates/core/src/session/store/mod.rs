@@ -196,7 +196,7 @@ impl Store {
             }
         }
         let replay = replay_current(session, &key.path, &jsid, locking, host)?;
-        if host.unanswered() {
+        if host.used_placeholders() {
             // Built on placeholders: dropped, and the cached state stays as
             // it was (keyed on the old journal, so it is not mistaken for
             // current).
