@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use quiver_live_core::js::json;
+use quiver_live_core::js::{json, ErrorClass};
 use quiver_live_fuzz::{same_as_serde, serde_refuses_what_js_accepts};
 
 fuzz_target!(|data: &[u8]| {
@@ -14,7 +14,12 @@ fuzz_target!(|data: &[u8]| {
         (Ok(v), Ok(theirs)) => assert!(same_as_serde(v, &theirs), "values differ: {text:?}"),
         (Ok(_), Err(e)) => assert!(serde_refuses_what_js_accepts(&e, text), "only we accept {text:?}: serde_json says {e}"),
         (Err(e), Ok(_)) => panic!("only serde_json accepts {text:?}: we say {}", e.message),
-        (Err(e), Err(_)) => assert!(e.offset <= text.len(), "error offset {} past the text", e.offset),
+        (Err(e), Err(_)) => {
+            // `… at position N`, N in UTF-16 units, as V8 counts.
+            let at = e.message.rsplit(' ').next().and_then(|n| n.parse::<usize>().ok());
+            assert_eq!(e.class, ErrorClass::SyntaxError, "{e}");
+            assert!(at.is_some_and(|at| at <= text.encode_utf16().count()), "{e}: no position in the text {text:?}");
+        }
     }
     let Ok(v) = ours else { return };
     // The shortcut for text known to be valid agrees where it answers.

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use quiver_live_core::js::json;
 use quiver_live_core::js::{JsStr, Value};
-use quiver_live_core::session::reducer::Host;
+use quiver_live_core::session::host::Host;
 
 /// A clock that never moves and `Date.parse` that knows only the ISO form:
 /// runs are reproducible from the input alone.

@@ -18,7 +18,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use quiver_live_core::js::{json, JsStr, Value};
-use quiver_live_core::session::reducer::{apply_event, Host};
+use quiver_live_core::session::host::Host;
+use quiver_live_core::session::reducer::apply_event;
 use quiver_live_core::session::snapshot::Snapshot;
 use quiver_live_core::session::snapshot_file;
 use quiver_live_core::session::store::Store;

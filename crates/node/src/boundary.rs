@@ -5,7 +5,7 @@
 //! are what `__test__/boundary.test.mjs` type-checks `index.js` against.
 
 use napi_derive::napi;
-use quiver_live_core::session::reducer::HostOp;
+use quiver_live_core::session::host::HostOp;
 
 /// What the text of a snapshot payload holds (see `store_snapshot`).
 #[derive(Clone, Copy)]

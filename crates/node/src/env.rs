@@ -19,7 +19,7 @@
 use std::ptr;
 
 use napi::sys::{self, napi_env, napi_value};
-use quiver_live_core::js::JsStr;
+use quiver_live_core::js::{ErrorClass, JsStr};
 
 /// A JavaScript exception is pending; unwind to the boundary and let it fly.
 #[derive(Debug)]
@@ -238,26 +238,25 @@ impl Js {
         Pending
     }
 
-    /// `new Error(message)` (`kind` picks `TypeError` or `RangeError`),
-    /// with no properties beyond the message.
-    pub fn error(self, kind: ErrorKind, message: &JsStr) -> JsResult<napi_value> {
+    /// `new <class>(message)`, with no properties beyond the message: the
+    /// one place a core [`ErrorClass`] becomes a JavaScript constructor.
+    pub fn error(self, class: ErrorClass, message: &JsStr) -> JsResult<napi_value> {
         let msg = self.js_string(message)?;
         let code = ptr::null_mut();
-        match kind {
-            ErrorKind::Error => napi_out!(self, ptr::null_mut(), napi_create_error(code, msg)),
-            ErrorKind::Type => napi_out!(self, ptr::null_mut(), napi_create_type_error(code, msg)),
-            ErrorKind::Range => napi_out!(self, ptr::null_mut(), napi_create_range_error(code, msg)),
+        match class {
+            ErrorClass::Error => napi_out!(self, ptr::null_mut(), napi_create_error(code, msg)),
+            ErrorClass::TypeError => napi_out!(self, ptr::null_mut(), napi_create_type_error(code, msg)),
+            ErrorClass::RangeError => napi_out!(self, ptr::null_mut(), napi_create_range_error(code, msg)),
+            // Node-API 8 has no call that makes one: the global constructor.
+            ErrorClass::SyntaxError => {
+                let global = napi_out!(self, ptr::null_mut(), napi_get_global())?;
+                let constructor = self.named(global, "SyntaxError")?;
+                napi_out!(self, ptr::null_mut(), napi_new_instance(constructor, 1, &msg))
+            }
         }
     }
 
     pub fn set(self, obj: napi_value, key: &str, value: napi_value) -> JsResult<()> {
         napi_call!(self, napi_set_property(obj, self.string(key)?, value))
     }
-}
-
-#[derive(Clone, Copy)]
-pub enum ErrorKind {
-    Error,
-    Type,
-    Range,
 }

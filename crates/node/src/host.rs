@@ -4,27 +4,17 @@
 //! `Date` may append to the same session or call the same store, and a
 //! failing call (a thrown fake clock, a terminating worker) fails the
 //! operation before anything is derived from it, let alone written (see
-//! `quiver_live_core::session::answers`).
+//! `quiver_live_core::session::answers`). The operations on the caller's
+//! values that an attempt leaves open are the store's to run
+//! (`NativeStore::operate` in `store.rs`): they need the values it holds.
+//! So `store.rs` imports this module, and this one nothing of the store.
 
 use napi::sys::napi_value;
 use quiver_live_core::js::Value;
 use quiver_live_core::session::answers::Answers;
-use quiver_live_core::session::reducer::HostOp;
+use quiver_live_core::session::host::HostOp;
 
-use crate::boundary::START_WALK;
-use crate::convert::from_js;
 use crate::env::{Js, JsResult};
-use crate::store::NativeStore;
-
-/// Asks V8 the questions the last attempt of a store operation left open,
-/// the operations on values only V8 can interpret included.
-pub fn answer_for_store(js: Js, answers: &mut Answers, store: &NativeStore) -> JsResult<()> {
-    if let Some((op, operands)) = answer(js, answers)? {
-        let outcome = js.scoped(|| operate(js, store, op, &operands))?;
-        answers.answer_operation(outcome);
-    }
-    Ok(())
-}
 
 /// Asks V8 the clock, `Date.parse` and `JSON.parse` questions the last
 /// attempt left open, and returns the open operation on held values, which
@@ -64,29 +54,6 @@ pub fn answer(js: Js, answers: &mut Answers) -> JsResult<Option<(HostOp, Vec<Val
         asked?;
     }
     Ok(questions.operation)
-}
-
-/// Runs the wrapper's function for `op` on `operands`: what it returns, in
-/// the model or held whole (see [`HostOp::holds_answer`]), or the handle of
-/// what it threw. The store's state is borrowed only to build the operands
-/// and to keep what came back, never while the caller's code runs (it may
-/// call the store).
-fn operate(js: Js, store: &NativeStore, op: HostOp, operands: &[Value]) -> JsResult<Result<Value, u32>> {
-    let (f, start_walk, args) = {
-        let state = store.state(js)?;
-        let args = operands.iter().map(|v| state.to_js(js, v)).collect::<JsResult<Vec<_>>>()?;
-        (state.op(js, op.name())?, state.op(js, START_WALK)?, args)
-    };
-    let Ok(result) = js.call(f, f, &args) else {
-        let thrown = js.take_exception()?;
-        return Ok(Err(store.state(js)?.hold(js, thrown)?));
-    };
-    if op.holds_answer() {
-        return Ok(Ok(Value::Host(store.state(js)?.hold(js, result)?)));
-    }
-    let mut found = Vec::new();
-    let value = from_js(js, result, &mut found, start_walk)?;
-    Ok(Ok(store.state(js)?.keep(js, found, value, Value::Undefined)?.0))
 }
 
 /// The message `JSON.parse(line)` throws on this Node.

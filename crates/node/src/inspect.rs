@@ -15,12 +15,12 @@ use quiver_live_core::js::{json, JsStr, Value};
 use quiver_live_core::lock::{self, Verdict};
 use quiver_live_core::session::answers::Answers;
 use quiver_live_core::session::journal::{self, Locking, Replay};
-use quiver_live_core::session::reducer::Host;
+use quiver_live_core::session::host::Host;
 use quiver_live_core::session::snapshot_file::{self, Distrust};
 use quiver_live_core::project::layout;
 use quiver_live_core::sys::{self, Context, FsError};
 
-use crate::env::{ErrorKind, Js, JsResult};
+use crate::env::{Js, JsResult};
 use crate::{errors, host};
 
 /// How much of a line the CLI is shown (it prints less).
@@ -136,7 +136,7 @@ fn replay(js: Js, path: &Path, id: &str) -> JsResult<Replay> {
     let mut answers = Answers::default();
     for _ in 0..4 {
         let replay = journal::replay_file(path, &id, &answers, Locking::TakeShared).map_err(|e| errors::throw_fs(js, &e))?;
-        if !answers.unanswered() {
+        if !answers.used_placeholders() {
             return Ok(replay);
         }
         // A journal's lines are JSON: they hold no value only V8 can interpret.
@@ -144,5 +144,5 @@ fn replay(js: Js, path: &Path, id: &str) -> JsResult<Replay> {
             break;
         }
     }
-    Err(errors::throw(js, ErrorKind::Error, "quiver-live-native: the journal kept changing while it was read"))
+    Err(errors::throw_error(js, "quiver-live-native: the journal kept changing while it was read"))
 }

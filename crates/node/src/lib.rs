@@ -22,7 +22,7 @@ use quiver_live_core::project;
 use quiver_live_core::session::schema::{ADDED_FIELDS, COMPLETED_PHASES, EVENT_TYPES, FIELDS, GENERATION_FENCED_PHASES, MOUNT_FAILURE_HISTORY};
 use quiver_live_core::project::layout::{self, Layout};
 
-use env::{ErrorKind, Js, JsResult};
+use env::{Js, JsResult};
 
 pub use boundary::boundary;
 #[cfg(feature = "faults")]
@@ -46,10 +46,7 @@ pub fn project_root_of(env: Env, abs_cwd: String, home: String) -> Result<String
 }
 
 fn project_root(js: Js, abs_cwd: &str, home: &str) -> JsResult<PathBuf> {
-    project::try_resolve_project_root(Path::new(abs_cwd), Some(Path::new(home))).map_err(|e| {
-        let kind = if e.name == "RangeError" { ErrorKind::Range } else { ErrorKind::Type };
-        errors::throw(js, kind, e.message)
-    })
+    project::try_resolve_project_root(Path::new(abs_cwd), Some(Path::new(home))).map_err(|e| errors::throw(js, &e))
 }
 
 /// Whether `id` may name a session (`[A-Za-z0-9_-]{1,128}`).

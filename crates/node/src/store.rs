@@ -16,6 +16,7 @@ use napi::sys::{self, napi_value};
 use napi_derive::napi;
 use quiver_live_core::js::{json, Value};
 use quiver_live_core::session::answers::Answers;
+use quiver_live_core::session::host::HostOp;
 use quiver_live_core::session::snapshot_file::Cached;
 use quiver_live_core::session::store::{safe_session_id, Changed, NewEvent, Store, StoreError};
 
@@ -31,7 +32,7 @@ pub struct NativeStore {
     state: RefCell<State>,
 }
 
-pub(crate) struct State {
+struct State {
     store: Store,
     /// Values only V8 can hold (functions, symbols) found in events, which
     /// snapshots name by index (`Value::Host`); `None` once released, its
@@ -41,7 +42,7 @@ pub(crate) struct State {
     /// How many were held after the last sweep (see [`State::sweep_kept`]).
     held_after_sweep: usize,
     /// The wrapper's `HOST_OPS`: the JavaScript the store asks V8 to run
-    /// (see [`host::answer_for_store`]).
+    /// (see [`NativeStore::operate`]).
     ops: sys::napi_ref,
     env: sys::napi_env,
 }
@@ -170,7 +171,7 @@ pub fn store_append<'a>(env: &'a Env, store: &External<NativeStore>, id: String,
 pub fn store_append_json<'a>(env: &'a Env, store: &External<NativeStore>, id: String, entry: String, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
     let Some(mut parsed) = json::parse(&entry).ok().and_then(Value::into_object) else {
-        return Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the entry text is not a JSON object").into());
+        return Err(errors::throw_error(js, "quiver-live-native: the entry text is not a JSON object").into());
     };
     let value = parsed.remove("event").unwrap_or(Value::Undefined);
     let ts = parsed.remove("ts").unwrap_or(Value::Undefined);
@@ -217,7 +218,7 @@ pub fn store_panic_for_test(env: Env, store: &External<NativeStore>, id: String)
 /// changed, so unwinding drops every cached one, and the next call derives
 /// them again from the files, which a panic never leaves half written
 /// (appends are single writes, snapshot files are renamed into place).
-pub(crate) struct Borrowed<'a>(RefMut<'a, State>);
+struct Borrowed<'a>(RefMut<'a, State>);
 
 impl Drop for Borrowed<'_> {
     fn drop(&mut self) {
@@ -249,8 +250,8 @@ const ATTEMPTS: usize = 16;
 impl NativeStore {
     /// The state, or a thrown error when JS the store's caller runs inside
     /// an operation (none does: see [`NativeStore::answered`]) calls it.
-    pub(crate) fn state(&self, js: Js) -> JsResult<Borrowed<'_>> {
-        let state = self.state.try_borrow_mut().map_err(|_| errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: store re-entered during an operation"))?;
+    fn state(&self, js: Js) -> JsResult<Borrowed<'_>> {
+        let state = self.state.try_borrow_mut().map_err(|_| errors::throw_error(js, "quiver-live-native: store re-entered during an operation"))?;
         Ok(Borrowed(state))
     }
 
@@ -266,7 +267,7 @@ impl NativeStore {
                 op(&mut state, &answers)
             };
             match outcome {
-                Err(StoreError::Unanswered) => host::answer_for_store(js, &mut answers, self)?,
+                Err(StoreError::Unanswered) => self.answer(js, &mut answers)?,
                 Err(StoreError::HostThrew(h)) => {
                     let thrown = self.state(js)?.kept_value(js, h)?;
                     return Err(js.throw(thrown));
@@ -274,7 +275,41 @@ impl NativeStore {
                 other => return other.map_err(|e| errors::throw_store(js, &e)),
             }
         }
-        Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: the journal kept changing while it was read; nothing was written"))
+        Err(errors::throw_error(js, "quiver-live-native: the journal kept changing while it was read; nothing was written"))
+    }
+
+    /// Asks V8 the questions the last attempt of an operation left open
+    /// (see [`host::answer`]), the operation on values only V8 can
+    /// interpret included.
+    fn answer(&self, js: Js, answers: &mut Answers) -> JsResult<()> {
+        if let Some((op, operands)) = host::answer(js, answers)? {
+            let outcome = js.scoped(|| self.operate(js, op, &operands))?;
+            answers.answer_operation(outcome);
+        }
+        Ok(())
+    }
+
+    /// Runs the wrapper's function for `op` on `operands`: what it returns,
+    /// in the model or held whole (see [`HostOp::holds_answer`]), or the
+    /// handle of what it threw. The state is borrowed only to build the
+    /// operands and to keep what came back, never while the caller's code
+    /// runs (it may call the store).
+    fn operate(&self, js: Js, op: HostOp, operands: &[Value]) -> JsResult<std::result::Result<Value, u32>> {
+        let (f, start_walk, args) = {
+            let state = self.state(js)?;
+            let args = operands.iter().map(|v| state.to_js(js, v)).collect::<JsResult<Vec<_>>>()?;
+            (state.op(js, op.name())?, state.op(js, START_WALK)?, args)
+        };
+        let Ok(result) = js.call(f, f, &args) else {
+            let thrown = js.take_exception()?;
+            return Ok(Err(self.state(js)?.hold(js, thrown)?));
+        };
+        if op.holds_answer() {
+            return Ok(Ok(Value::Host(self.state(js)?.hold(js, result)?)));
+        }
+        let mut found = Vec::new();
+        let value = from_js(js, result, &mut found, start_walk)?;
+        Ok(Ok(self.state(js)?.keep(js, found, value, Value::Undefined)?.0))
     }
 
     /// Appends, and returns `[version, payload against base, what the
@@ -300,18 +335,18 @@ impl NativeStore {
 
 impl State {
     /// The wrapper's function `name` of `HOST_OPS`.
-    pub(crate) fn op(&self, js: Js, name: &str) -> JsResult<napi_value> {
+    fn op(&self, js: Js, name: &str) -> JsResult<napi_value> {
         js.named(js.referenced(self.ops)?, name)
     }
 
     /// The host value kept at `handle` (`undefined` if released).
-    pub(crate) fn kept_value(&self, js: Js, handle: u32) -> JsResult<napi_value> {
+    fn kept_value(&self, js: Js, handle: u32) -> JsResult<napi_value> {
         self.kept.get(handle as usize).copied().flatten().map_or_else(|| js.undefined(), |r| js.referenced(r))
     }
 
     /// `v` as a JavaScript value: built by the wrapper from its payload, the
     /// host values in it the very ones kept.
-    pub(crate) fn to_js(&self, js: Js, v: &Value) -> JsResult<napi_value> {
+    fn to_js(&self, js: Js, v: &Value) -> JsResult<napi_value> {
         let payload = self.payload(js, PayloadKind::Whole, &Payload::of_value(v))?;
         let materialize = self.op(js, MATERIALIZE)?;
         js.call(materialize, materialize, &[payload])
@@ -328,14 +363,14 @@ impl State {
             (Some(Cached::Text(text)), _) => js.string(&text.json),
             (Some(Cached::Model(snapshot)), Some(Changed::Fields(fields))) => self.payload(js, PayloadKind::ChangedFields, &Payload::of_fields(snapshot, fields)),
             (Some(Cached::Model(snapshot)), _) => self.payload(js, PayloadKind::Whole, &Payload::of_snapshot(snapshot)),
-            (None, _) => Err(errors::throw(js, crate::env::ErrorKind::Error, "quiver-live-native: session state missing")),
+            (None, _) => Err(errors::throw_error(js, "quiver-live-native: session state missing")),
         }
     }
 
     /// Holds the values `found` by reference until no snapshot names them
     /// (see [`State::sweep_kept`]), renumbering the handles in `value` and
     /// `ts` to their places.
-    pub(crate) fn keep(&mut self, js: Js, found: Vec<napi_value>, mut value: Value, mut ts: Value) -> JsResult<(Value, Value)> {
+    fn keep(&mut self, js: Js, found: Vec<napi_value>, mut value: Value, mut ts: Value) -> JsResult<(Value, Value)> {
         if found.is_empty() {
             return Ok((value, ts));
         }
@@ -347,7 +382,7 @@ impl State {
 
     /// Holds `v` by reference until a sweep finds no snapshot naming it;
     /// its handle.
-    pub(crate) fn hold(&mut self, js: Js, v: napi_value) -> JsResult<u32> {
+    fn hold(&mut self, js: Js, v: napi_value) -> JsResult<u32> {
         let r = Some(js.reference(v)?);
         Ok(match self.free.pop() {
             Some(i) => {

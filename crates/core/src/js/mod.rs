@@ -1,6 +1,7 @@
 //! The JavaScript value model and the JSON forms of it.
 
 pub mod date;
+pub mod error;
 pub mod json;
 pub mod number;
 pub mod object;
@@ -9,7 +10,7 @@ pub mod sort;
 pub mod string;
 pub mod value;
 
-pub use ops::TypeError;
+pub use error::{ErrorClass, JsError};
 pub use string::JsStr;
 pub use object::{Members, Object};
 pub use value::{Value, UNDEFINED};

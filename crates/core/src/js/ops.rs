@@ -1,25 +1,19 @@
 //! The abstract operations of JavaScript the reducer needs: `Number(x)`,
 //! `String(x)`, `>=` between mixed types, spreads, `Number.isInteger`.
-//! Each conversion that JS can refuse returns the TypeError it raises, so a
-//! port cannot coerce a value without handling that case.
+//! Each conversion that JS can refuse returns the exception it raises (a
+//! [`JsError`]), so a port cannot coerce a value without handling that case.
 
 use std::cmp::Ordering;
-use std::fmt;
 
+use crate::js::error::{ErrorClass, JsError};
 use crate::js::number::{number_to_string, string_to_number};
 use crate::js::object::Object;
 use crate::js::string::JsStr;
 use crate::js::value::Value;
 
-/// An error JS raises in a conversion, by its message: a `TypeError`, or
-/// (with [`STACK_EXCEEDED`] as its message) the `RangeError` of a
-/// conversion that recursed past V8's stack.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TypeError(pub String);
-
 /// V8's message for a recursion past its stack, which it throws as a
 /// `RangeError`.
-pub const STACK_EXCEEDED: &str = "Maximum call stack size exceeded";
+const STACK_EXCEEDED: &str = "Maximum call stack size exceeded";
 
 /// How many arrays nested in one another `String()` joins (and so
 /// `Number()`, a comparison and a property key convert) before it throws
@@ -29,22 +23,9 @@ pub const STACK_EXCEEDED: &str = "Maximum call stack size exceeded";
 /// from V8, so one fixed bound stands for it, just below the main thread's.
 pub const JOIN_DEPTH_LIMIT: usize = 3000;
 
-impl TypeError {
-    /// Whether JS raises this as a `RangeError`.
-    pub fn is_range_error(&self) -> bool {
-        self.0 == STACK_EXCEEDED
-    }
-}
-
-impl fmt::Display for TypeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
 impl Value {
-    /// `Number(x)`, or the TypeError it raises.
-    pub fn to_number(&self) -> Result<f64, TypeError> {
+    /// `Number(x)`, or the exception it raises.
+    pub fn to_number(&self) -> Result<f64, JsError> {
         Ok(match self {
             Value::Undefined | Value::Host(_) => f64::NAN,
             Value::Null => 0.0,
@@ -55,12 +36,13 @@ impl Value {
         })
     }
 
-    /// `String(x)`, or the TypeError it raises: an object parsed from JSON
-    /// that owns a `toString` key has no callable conversion left (its own
-    /// `toString` is not a function and `valueOf` returns the object).
-    pub fn to_js_string(&self) -> Result<JsStr, TypeError> {
+    /// `String(x)`, or the exception it raises: the TypeError of an object
+    /// parsed from JSON that owns a `toString` key (its own `toString` is not
+    /// a function and `valueOf` returns the object), or V8's RangeError for
+    /// arrays nested too deep (see [`join_array`]).
+    pub fn to_js_string(&self) -> Result<JsStr, JsError> {
         match self {
-            Value::Object(o) if owns_to_string(o) => Err(TypeError(NOT_PRIMITIVE.to_owned())),
+            Value::Object(o) if owns_to_string(o) => Err(not_primitive()),
             Value::Array(items) => join_array(items),
             other => Ok(other.string_of()),
         }
@@ -91,7 +73,7 @@ fn owns_to_string(o: &Object) -> bool {
 /// of the first element that cannot be converted, or V8's RangeError for
 /// arrays nested past [`JOIN_DEPTH_LIMIT`], where V8's recursive join runs
 /// out of stack.
-fn join_array(items: &[Value]) -> Result<JsStr, TypeError> {
+fn join_array(items: &[Value]) -> Result<JsStr, JsError> {
     let mut units: Vec<u16> = Vec::new();
     let mut open = vec![(items.iter(), false)];
     while let Some((rest, started)) = open.last_mut() {
@@ -105,9 +87,9 @@ fn join_array(items: &[Value]) -> Result<JsStr, TypeError> {
         *started = true;
         match item {
             Value::Undefined | Value::Null | Value::Host(_) => {}
-            Value::Array(_) if open.len() == JOIN_DEPTH_LIMIT => return Err(TypeError(STACK_EXCEEDED.to_owned())),
+            Value::Array(_) if open.len() == JOIN_DEPTH_LIMIT => return Err(JsError::new(ErrorClass::RangeError, STACK_EXCEEDED)),
             Value::Array(inner) => open.push((inner.iter(), false)),
-            Value::Object(o) if owns_to_string(o) => return Err(TypeError(NOT_PRIMITIVE.to_owned())),
+            Value::Object(o) if owns_to_string(o) => return Err(not_primitive()),
             other => units.extend(other.string_of().units()),
         }
     }
@@ -118,7 +100,7 @@ fn join_array(items: &[Value]) -> Result<JsStr, TypeError> {
 /// primitives, two strings compare by UTF-16 code units, anything else
 /// compares as numbers (NaN makes it false); or the TypeError JS raises for
 /// an object that cannot be made primitive.
-pub fn loose_ge(a: &Value, b: &Value) -> Result<bool, TypeError> {
+pub fn loose_ge(a: &Value, b: &Value) -> Result<bool, JsError> {
     let pa = to_primitive(a)?;
     let pb = to_primitive(b)?;
     if let (Value::String(x), Value::String(y)) = (&pa, &pb) {
@@ -128,14 +110,17 @@ pub fn loose_ge(a: &Value, b: &Value) -> Result<bool, TypeError> {
     Ok(!(x.is_nan() || y.is_nan()) && x >= y)
 }
 
-fn to_primitive(v: &Value) -> Result<Value, TypeError> {
+fn to_primitive(v: &Value) -> Result<Value, JsError> {
     match v {
         Value::Array(_) | Value::Object(_) => v.to_js_string().map(Value::String),
         other => Ok(other.clone()),
     }
 }
 
-const NOT_PRIMITIVE: &str = "Cannot convert object to primitive value";
+/// The TypeError of an object that cannot be made primitive.
+pub fn not_primitive() -> JsError {
+    JsError::type_error("Cannot convert object to primitive value")
+}
 
 /// `Number.isInteger(x)`.
 pub fn is_integer(v: &Value) -> bool {
@@ -166,7 +151,7 @@ pub fn spread_object(source: &Value) -> Object {
 
 /// `[...x]` for an iterable source. Strings iterate by code point; anything
 /// that is not iterable is the TypeError V8 raises.
-pub fn spread_array(source: &Value, what: &str) -> Result<Vec<Value>, TypeError> {
+pub fn spread_array(source: &Value, what: &str) -> Result<Vec<Value>, JsError> {
     match source {
         Value::Array(items) => Ok(items.clone()),
         Value::String(s) => Ok(string_code_points(s)),
@@ -190,8 +175,8 @@ fn string_code_points(s: &JsStr) -> Vec<Value> {
 }
 
 /// V8 names the spread expression itself: `(snapshot.x || []) is not iterable`.
-fn not_iterable_message(_v: &Value, what: &str) -> TypeError {
-    TypeError(format!("{} is not iterable", what))
+fn not_iterable_message(_v: &Value, what: &str) -> JsError {
+    JsError::type_error(format!("{} is not iterable", what))
 }
 
 #[cfg(test)]
@@ -244,10 +229,9 @@ mod tests {
         assert!(nested(JOIN_DEPTH_LIMIT).to_js_string().unwrap().is_empty());
         assert!(loose_ge(&Value::Number(3.0), &nested(JOIN_DEPTH_LIMIT)).unwrap());
         let e = nested(JOIN_DEPTH_LIMIT + 1).to_js_string().unwrap_err();
-        assert!(e.is_range_error());
-        assert_eq!(e.0, "Maximum call stack size exceeded");
+        assert_eq!(e.to_string(), "RangeError: Maximum call stack size exceeded");
         for refused in [nested(20_000).to_number(), loose_ge(&Value::Number(3.0), &nested(20_000)).map(f64::from)] {
-            assert!(refused.unwrap_err().is_range_error());
+            assert_eq!(refused.unwrap_err().class, ErrorClass::RangeError);
         }
         // Only arrays in arrays recurse: an object joins as `[object Object]`.
         let mut v = Value::Null;

@@ -22,9 +22,9 @@ pub(crate) mod pnpm;
 pub(crate) mod workspace;
 
 use std::ffi::OsStr;
-use std::fmt;
 use std::path::{Component, Path, PathBuf};
 
+use crate::js::JsError;
 use files::DirFiles;
 use path::absolutize;
 pub use path::resolve_lexical;
@@ -63,30 +63,6 @@ const PROJECT_FILES: [&str; 7] = [
     "package.json",
 ];
 
-/// An exception the JavaScript would throw instead of returning a root.
-///
-/// The only one reachable is `String(obj)` on a workspace entry that is a JSON
-/// object with an own `toString` key (its value is not callable, so
-/// `ToPrimitive` fails). A drop-in should rethrow it as `name: message`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProjectRootError {
-    pub name: &'static str,
-    pub message: &'static str,
-}
-
-const NOT_PRIMITIVE: ProjectRootError = ProjectRootError {
-    name: "TypeError",
-    message: "Cannot convert object to primitive value",
-};
-
-impl fmt::Display for ProjectRootError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.name, self.message)
-    }
-}
-
-impl std::error::Error for ProjectRootError {}
-
 // ---------------------------------------------------------------------------
 // Public API
 
@@ -95,14 +71,17 @@ impl std::error::Error for ProjectRootError {}
 /// `os.homedir()` is `""` when `HOME=""`) is resolved against the process cwd
 /// like `path.resolve` would. `None` disables the home stop.
 ///
-/// Where the JS would throw (see [`ProjectRootError`]) this returns the cwd;
-/// use [`try_resolve_project_root`] to reproduce the exception.
+/// Where the JS would throw (see [`try_resolve_project_root`]) this returns
+/// the cwd.
 pub fn resolve_project_root(abs_cwd: &Path, home: Option<&Path>) -> PathBuf {
     try_resolve_project_root(abs_cwd, home).unwrap_or_else(|_| absolutize(abs_cwd))
 }
 
 /// [`resolve_project_root`], but reporting the exception the JS would throw.
-pub fn try_resolve_project_root(abs_cwd: &Path, home: Option<&Path>) -> Result<PathBuf, ProjectRootError> {
+/// The only one reachable is the TypeError of `String(obj)` on a workspace
+/// entry that is a JSON object with an own `toString` key (its value is not
+/// callable, so `ToPrimitive` fails).
+pub fn try_resolve_project_root(abs_cwd: &Path, home: Option<&Path>) -> Result<PathBuf, JsError> {
     let cwd = absolutize(abs_cwd);
     let home = home.map(absolutize);
     match find_workspace_root(&cwd, home.as_deref())? {
@@ -120,7 +99,7 @@ pub fn try_resolve_project_root(abs_cwd: &Path, home: Option<&Path>) -> Result<P
 fn find_workspace_root(
     start: &Path,
     home: Option<&Path>,
-) -> Result<Option<(PathBuf, PatternGroups)>, ProjectRootError> {
+) -> Result<Option<(PathBuf, PatternGroups)>, JsError> {
     let mut dir = start;
     loop {
         // By text, as the JS compares (`dir === homeDir`).
@@ -144,7 +123,7 @@ fn find_workspace_root(
 
 /// A dir declaring any non-negated pattern is a root (even one normalizing to
 /// ""); otherwise a marker file plus a real child under apps/ or packages/.
-fn is_workspace_root(dir: &Path, files: &DirFiles, groups: &PatternGroups) -> Result<bool, ProjectRootError> {
+fn is_workspace_root(dir: &Path, files: &DirFiles, groups: &PatternGroups) -> Result<bool, JsError> {
     for pattern in groups.iter().flatten() {
         if normalize_pattern(pattern_units(pattern)?).first() != Some(&BANG) {
             return Ok(true);
@@ -177,7 +156,7 @@ fn workspace_project_root(
     root: &Path,
     cwd: &Path,
     groups: &PatternGroups,
-) -> Result<PathBuf, ProjectRootError> {
+) -> Result<PathBuf, JsError> {
     let Some(rel) = RelPath::new(root, cwd) else {
         return Ok(root.to_path_buf());
     };
@@ -235,7 +214,7 @@ impl<'a> RelPath<'a> {
 
 /// Whether a `!` pattern of the group covers `rel`. The text after `!` is
 /// normalized once more, as the JS does.
-fn is_excluded(rel: &RelPath, group: &[Pattern]) -> Result<bool, ProjectRootError> {
+fn is_excluded(rel: &RelPath, group: &[Pattern]) -> Result<bool, JsError> {
     for pattern in group {
         let normalized = normalize_pattern(pattern_units(pattern)?);
         if let Some(negated) = normalized.strip_prefix(&[BANG]) {

@@ -5,6 +5,7 @@ use super::files::DirFiles;
 use super::workspace::{js_string, normalize_pattern, package_json_workspaces, segment_matches, trim_units, Units, STAR};
 use super::*;
 use crate::js::json;
+use crate::js::ops::not_primitive;
 use crate::js::Value;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -330,13 +331,13 @@ fn to_string_key_throws_only_when_reached() {
     let blog = try_resolve_project_root(&l.dir.join("sites/blog/posts"), home);
     assert_eq!(blog, Ok(l.dir.join("sites/blog")));
     let other = try_resolve_project_root(&l.dir.join("other/x"), home);
-    assert_eq!(other, Err(NOT_PRIMITIVE));
+    assert_eq!(other, Err(not_primitive()));
     // The infallible variant falls back to the cwd.
     assert_eq!(l.root("other/x"), "other/x");
 }
 
 /// `String(entry)` of a JSON workspace entry, as text.
-fn entry_string(json_text: &str) -> Result<String, ProjectRootError> {
+fn entry_string(json_text: &str) -> Result<String, JsError> {
     let value = json::parse(json_text).unwrap();
     js_string(&value).map(|units| String::from_utf16_lossy(&units))
 }
@@ -356,8 +357,8 @@ fn js_string_of_json_values() {
     for (text, want) in cases {
         assert_eq!(entry_string(text), Ok(want.to_string()), "{text}");
     }
-    assert_eq!(entry_string("{\"toString\": 1}"), Err(NOT_PRIMITIVE));
-    assert_eq!(entry_string("[[{\"toString\": null}]]"), Err(NOT_PRIMITIVE));
+    assert_eq!(entry_string("{\"toString\": 1}"), Err(not_primitive()));
+    assert_eq!(entry_string("[[{\"toString\": null}]]"), Err(not_primitive()));
 }
 
 fn u(s: &str) -> Units {
@@ -452,6 +453,6 @@ fn replay_fixture_case(case: &Value) {
             Err((text_of(error.get("name")), text_of(error.get("message"))))
         }
     };
-    let got = got.map_err(|e| (e.name.to_string(), e.message.to_string()));
+    let got = got.map_err(|e| (e.class.name().to_string(), e.message));
     assert_eq!(got, want, "fixture case {name:?}");
 }

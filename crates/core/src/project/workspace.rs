@@ -9,16 +9,17 @@
 
 use super::files::DirFiles;
 use super::pnpm::pnpm_packages;
-use super::{is_quote, ProjectRootError, NOT_PRIMITIVE};
+use super::is_quote;
 use crate::js::string::is_js_space_unit;
-use crate::js::Value;
+use crate::js::ops::not_primitive;
+use crate::js::{JsError, Value};
 
 /// A JS string as UTF-16 code units.
 pub(super) type Units = Vec<u16>;
 /// A workspace pattern as JS sees it: `String(entry)`, or the exception that
 /// conversion throws. Kept lazy because the JS only converts the entries it
 /// reaches, so whether it throws depends on evaluation order.
-pub(super) type Pattern = Result<Units, ProjectRootError>;
+pub(super) type Pattern = Result<Units, JsError>;
 /// Group 1: `.impeccable` projectRoots; group 2: package-manager workspaces.
 pub(super) type PatternGroups = [Vec<Pattern>; 2];
 
@@ -59,8 +60,8 @@ pub(super) fn literal_prefix<'s, 'a>(segs: &'s [&'a [u16]]) -> &'s [&'a [u16]] {
 // ---------------------------------------------------------------------------
 // Patterns (UTF-16, as JS strings)
 
-pub(super) fn pattern_units(pattern: &Pattern) -> Result<&[u16], ProjectRootError> {
-    pattern.as_deref().map_err(|e| *e)
+pub(super) fn pattern_units(pattern: &Pattern) -> Result<&[u16], JsError> {
+    pattern.as_deref().map_err(JsError::clone)
 }
 
 /// trim, one leading and one trailing quote off, a leading `./` off,
@@ -223,7 +224,7 @@ fn field<'v>(value: Option<&'v Value>, key: &str) -> Option<&'v Value> {
 /// JS `String(v)` as UTF-16 units, or the TypeError V8 throws (an object
 /// owning a non-callable `toString`).
 pub(super) fn js_string(v: &Value) -> Pattern {
-    v.to_js_string().map(|s| s.units().collect()).map_err(|_| NOT_PRIMITIVE)
+    v.to_js_string().map(|s| s.units().collect()).map_err(|_| not_primitive())
 }
 
 // ---------------------------------------------------------------------------

@@ -17,9 +17,10 @@
 //! V8 can interpret ([`Host::ask`]), with one difference: these may run the
 //! caller's code (`valueOf`, getters, Proxy traps), so they are asked one at
 //! a time, in the order the old module runs them, each exactly once: the
-//! reducer stops at the first one unanswered rather than going on with a
-//! placeholder, and an answer may be an exception, which refuses the case
-//! where V8 would have thrown it.
+//! reducer stops at the first one unanswered ([`Refusal::Unanswered`])
+//! rather than going on with a placeholder, and an answer may be an
+//! exception ([`Refusal::Threw`]), which refuses the case where V8 would
+//! have thrown it.
 //!
 //! [`StoreError::Unanswered`]: crate::session::store::StoreError::Unanswered
 
@@ -28,8 +29,8 @@ use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
-use crate::js::{JsStr, TypeError, Value};
-use crate::session::reducer::{Host, HostOp};
+use crate::js::{JsStr, Value};
+use crate::session::host::{Host, HostOp, Refusal};
 
 /// Answers to the questions of earlier attempts, and the ones still open.
 #[derive(Default)]
@@ -55,8 +56,6 @@ pub struct Answers {
     /// value, or the handle of the exception it threw.
     operations: Vec<Result<Value, u32>>,
     next_operation: Cell<usize>,
-    /// The exception the reducer was refused with in this attempt.
-    threw: Cell<Option<u32>>,
     open: RefCell<Questions>,
 }
 
@@ -74,15 +73,12 @@ pub struct Questions {
 }
 
 impl Questions {
-    pub fn is_empty(&self) -> bool {
-        self.now == 0 && self.dates.is_empty() && self.lines.is_empty() && self.operation.is_none()
+    /// Whether a question was answered with a placeholder (an operation
+    /// is not: it refuses).
+    fn has_placeholders(&self) -> bool {
+        self.now > 0 || !self.dates.is_empty() || !self.lines.is_empty()
     }
 }
-
-/// The message of the refusal [`Host::ask`] gives while it waits for V8 or
-/// passes on an exception; the store reports the exception, or asks and
-/// runs again, so no caller sees it.
-const REFUSED: &str = "quiver-live-native: an operation waits for V8";
 
 impl Answers {
     /// Takes the open questions, to be answered by [`Answers::answer`], and
@@ -155,34 +151,29 @@ impl Host for Answers {
         }
     }
 
-    fn unanswered(&self) -> bool {
-        !self.open.borrow().is_empty()
+    fn used_placeholders(&self) -> bool {
+        self.open.borrow().has_placeholders()
     }
 
-    fn ask(&self, op: HostOp, args: &[&Value]) -> Result<Value, TypeError> {
+    fn ask(&self, op: HostOp, args: &[&Value]) -> Result<Value, Refusal> {
         let at = self.next_operation.get();
         self.next_operation.set(at + 1);
         match self.operations.get(at) {
-            Some(Ok(value)) => return Ok(value.clone()),
-            Some(Err(thrown)) => self.threw.set(Some(*thrown)),
+            Some(Ok(value)) => Ok(value.clone()),
+            Some(Err(thrown)) => Err(Refusal::Threw(*thrown)),
             None => {
                 let mut open = self.open.borrow_mut();
                 if open.operation.is_none() {
                     open.operation = Some((op, args.iter().map(|v| (*v).clone()).collect()));
                 }
+                Err(Refusal::Unanswered)
             }
         }
-        Err(TypeError(REFUSED.to_owned()))
-    }
-
-    fn threw(&self) -> Option<u32> {
-        self.threw.get()
     }
 
     fn rewind(&self) {
         self.next_now.set(0);
         self.next_operation.set(0);
-        self.threw.set(None);
     }
 }
 
@@ -198,7 +189,7 @@ mod tests {
         assert!(a.date_parse_fallback(&JsStr::from("Jan 1 2030")).is_nan());
         assert_eq!(a.json_parse_message("{x"), "");
         assert_eq!(a.json_parse_message("{y"), "");
-        assert!(a.unanswered());
+        assert!(a.used_placeholders());
         let q = a.take_questions();
         assert_eq!((q.now, q.dates.len()), (2, 1));
         assert_eq!(q.lines, ["{x", "{y"]);
@@ -207,12 +198,12 @@ mod tests {
         a.answer_date(&JsStr::from("Jan 1 2030"), 7.0);
         a.answer_line("{x", "bad".into());
         a.answer_line("{y", "worse".into());
-        assert!(!a.unanswered());
+        assert!(!a.used_placeholders());
         assert_eq!((a.now_ms(), a.now_ms()), (5.0, 6.0));
         assert_eq!(a.date_parse_fallback(&JsStr::from("Jan 1 2030")), 7.0);
         assert_eq!(a.json_parse_message("{x"), "bad");
         assert_eq!(a.json_parse_message("{y"), "worse");
-        assert!(!a.unanswered());
+        assert!(!a.used_placeholders());
         // A third call in a later attempt is a new question.
         assert!(a.now_ms().is_nan());
         assert_eq!(a.take_questions().now, 1);
@@ -225,35 +216,33 @@ mod tests {
         a.answer_line("{z", "z".into());
         a.answer_line("{y", "worse".into());
         assert_eq!([a.json_parse_message("{x"), a.json_parse_message("{z"), a.json_parse_message("{y")], ["bad", "z", "worse"]);
-        assert!(!a.unanswered());
+        assert!(!a.used_placeholders());
     }
 
     #[test]
     fn operations_are_asked_one_at_a_time_and_an_exception_refuses() {
         let mut a = Answers::default();
         let x = Value::Host(0);
-        assert!(a.ask(HostOp::Number, &[&x]).is_err());
+        let refusal = |asked: Result<Value, Refusal>| asked.err();
+        assert_eq!(refusal(a.ask(HostOp::Number, &[&x])), Some(Refusal::Unanswered));
         // Only the first open operation is asked: its answer may change
         // what the reducer does next.
-        assert!(a.ask(HostOp::GreaterOrEqual, &[&x, &x]).is_err());
-        assert!(a.unanswered());
+        assert_eq!(refusal(a.ask(HostOp::GreaterOrEqual, &[&x, &x])), Some(Refusal::Unanswered));
+        // An open operation refuses: no placeholder was handed out.
+        assert!(!a.used_placeholders());
         let q = a.take_questions();
         assert!(matches!(q.operation, Some((HostOp::Number, ref args)) if matches!(args[..], [Value::Host(0)])));
         a.answer_operation(Ok(Value::Number(2.0)));
         assert!(matches!(a.ask(HostOp::Number, &[&x]), Ok(Value::Number(n)) if n == 2.0));
-        assert!(a.ask(HostOp::GreaterOrEqual, &[&x, &x]).is_err());
-        assert_eq!(a.threw(), None);
+        assert_eq!(refusal(a.ask(HostOp::GreaterOrEqual, &[&x, &x])), Some(Refusal::Unanswered));
         a.take_questions();
         a.answer_operation(Err(7));
         assert!(a.ask(HostOp::Number, &[&x]).is_ok());
-        assert!(a.ask(HostOp::GreaterOrEqual, &[&x, &x]).is_err());
-        assert!(!a.unanswered());
-        assert_eq!(a.threw(), Some(7));
+        assert_eq!(refusal(a.ask(HostOp::GreaterOrEqual, &[&x, &x])), Some(Refusal::Threw(7)));
+        assert!(a.take_questions().operation.is_none());
         // A rewind hands out the same answers again, the exception included.
         a.rewind();
-        assert_eq!(a.threw(), None);
         assert!(a.ask(HostOp::Number, &[&x]).is_ok());
-        assert!(a.ask(HostOp::GreaterOrEqual, &[&x, &x]).is_err());
-        assert_eq!(a.threw(), Some(7));
+        assert_eq!(refusal(a.ask(HostOp::GreaterOrEqual, &[&x, &x])), Some(Refusal::Threw(7)));
     }
 }

@@ -19,7 +19,8 @@ use crate::js::json;
 use crate::js::string::js_trim;
 use crate::js::{JsStr, Value};
 use crate::session::record::{self, LazyLine};
-use crate::session::reducer::{apply_entry, entry_seq, obj, Host, Record};
+use crate::session::host::{Host, Refusal};
+use crate::session::reducer::{apply_entry, entry_seq, obj, Record};
 use crate::session::schema::Field;
 use crate::session::snapshot::Snapshot;
 use crate::session::snapshot_file::SnapshotText;
@@ -134,10 +135,10 @@ impl Replay {
             self.next_seq = self.next_seq.max(seq + 1.0);
         }
         let host = &ClockWatch { inner: host, used: std::cell::Cell::new(false) };
-        let failure = apply_entry(&mut self.snapshot, entry, event, host).err().map(|e| e.0);
+        let failure = apply_entry(&mut self.snapshot, entry, event, host).err();
         self.clock_dependent |= host.used.get();
-        if let Some(message) = failure {
-            self.parse_failed(line_no, message);
+        if let Some(refusal) = failure {
+            self.parse_failed(line_no, line_failure(refusal));
         }
     }
 
@@ -163,6 +164,16 @@ impl Replay {
             self.newlines += 1;
         }
         self.clean_end = raw.complete;
+    }
+}
+
+/// The message of the diagnostic of a line the reducer refused: the
+/// exception's, as the old module records it. A line is JSON, so it holds no
+/// host value for V8 to run an operation on, and [`ClockWatch`] asks none.
+fn line_failure(refusal: Refusal) -> String {
+    match refusal {
+        Refusal::Js(e) => e.message,
+        Refusal::Unanswered | Refusal::Threw(_) => "quiver-live-native: a journal line asked V8 to run an operation".to_owned(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Session journals, their snapshots, and the store that keeps both.
 
 pub mod answers;
+pub mod host;
 pub mod journal;
 mod lazy_field;
 pub mod record;

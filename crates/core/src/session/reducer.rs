@@ -15,108 +15,23 @@
 //! the same snapshot under test. Through it too it coerces the caller's
 //! values only V8 can interpret (`Value::Host`, anywhere in an operand):
 //! `Number()`, `>=`, a property key, a spread run as V8 runs them, by
-//! [`Host::ask`]. A question the host has not answered yet, or whose answer
-//! is an exception, is a refusal like a TypeError: it comes in the first
-//! half of a case, so the snapshot is left as it was.
+//! [`Host::ask`]. Every way a case can fail is a [`Refusal`]: the exception
+//! JavaScript raises, a question the host has not answered yet, or an
+//! answer that is an exception. Each comes in the first half of a case, so
+//! the snapshot is left as it was.
 
 use crate::js::date;
 use crate::js::sort;
 use crate::js::object::Object;
-use crate::js::ops::{is_integer, loose_ge, spread_array, spread_object, TypeError};
-use crate::js::{JsStr, Value, UNDEFINED};
+use crate::js::ops::{is_integer, loose_ge, spread_array, spread_object};
+use crate::js::{JsError, JsStr, Value, UNDEFINED};
+use crate::session::host::{Host, HostOp, Refusal};
 use crate::session::lazy_field::Slot;
 use crate::session::schema::{is_fenced, Field, Rebuild, MOUNT_FAILURE_HISTORY};
 use crate::session::snapshot::Snapshot;
 
-/// What the reducer needs from its JavaScript host.
-pub trait Host {
-    /// `Date.now()`.
-    fn now_ms(&self) -> f64;
-    /// `Date.parse(s)` for text that is not the canonical ISO form.
-    fn date_parse_fallback(&self, s: &JsStr) -> f64;
-    /// The message `JSON.parse(line)` throws; called only for lines this
-    /// crate's parser rejected, so its wording matches the running Node.
-    fn json_parse_message(&self, line: &str) -> String;
-    /// Some question got a placeholder instead of its answer (see
-    /// [`crate::session::answers`]): nothing derived since may be kept.
-    fn unanswered(&self) -> bool {
-        false
-    }
-    /// `op` run by V8 on `args`, at least one of which holds a host value.
-    /// `Err` when the host has no answer yet or its answer is an exception
-    /// ([`Host::unanswered`] or [`Host::threw`] then says which).
-    fn ask(&self, op: HostOp, _args: &[&Value]) -> Result<Value, TypeError> {
-        Err(TypeError(format!("quiver-live-native: no host to run {} on a host value", op.name())))
-    }
-    /// The handle of the exception an answer of [`Host::ask`] was, once the
-    /// reducer has been refused with it.
-    fn threw(&self) -> Option<u32> {
-        None
-    }
-    /// Hands out the same answers again from the first: a store tries an
-    /// event on a copy of the snapshot to collect its questions before its
-    /// line is written, then applies it for real.
-    fn rewind(&self) {}
-}
-
-/// The operations the reducer asks V8 to run on values holding host
-/// values; [`HostOp::name`] is the wrapper's function for each.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum HostOp {
-    /// `Number(x)`.
-    Number,
-    /// `a >= b`.
-    GreaterOrEqual,
-    /// The key `obj[x] = ...` creates (a string, or a symbol).
-    PropertyKey,
-    /// `[...list, ...(Array.isArray(x) ? x : [])]`: the detector waivers
-    /// so far, then an event's, kept as V8's array.
-    AppendItems,
-    /// `{ ...x }`, kept as V8's object (see [`HostOp::holds_answer`]).
-    SpreadHeld,
-    /// `{ ...o }` with `copy[k] = v` set on it, kept as V8's object.
-    SetOnCopy,
-    /// `toPendingEvent(event)`: `{ ...event }` without its `token`, kept as
-    /// V8's object.
-    PendingEvent,
-}
-
-impl HostOp {
-    pub const ALL: [HostOp; 7] = [
-        HostOp::Number,
-        HostOp::GreaterOrEqual,
-        HostOp::PropertyKey,
-        HostOp::AppendItems,
-        HostOp::SpreadHeld,
-        HostOp::SetOnCopy,
-        HostOp::PendingEvent,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            HostOp::Number => "number",
-            HostOp::GreaterOrEqual => "greaterOrEqual",
-            HostOp::PropertyKey => "propertyKey",
-            HostOp::AppendItems => "appendItems",
-            HostOp::SpreadHeld => "spreadHeld",
-            HostOp::SetOnCopy => "setOnCopy",
-            HostOp::PendingEvent => "toPendingEvent",
-        }
-    }
-
-    /// Whether the answer is kept whole, by reference (`Value::Host`),
-    /// rather than read into the model: it may have symbol-keyed members,
-    /// which the model has no place for, and which spreads copy; or hold
-    /// the caller's objects as the old module's value does, which only
-    /// V8 can tell apart from copies (`JSON.stringify` names the objects
-    /// that close a cycle).
-    pub fn holds_answer(self) -> bool {
-        matches!(self, HostOp::SpreadHeld | HostOp::SetOnCopy | HostOp::PendingEvent | HostOp::AppendItems)
-    }
-}
-
 /// `Date.parse(x)`: canonical ISO text is parsed here, the rest by the host.
-fn date_parse(host: &dyn Host, v: &Value) -> Result<f64, TypeError> {
+fn date_parse(host: &dyn Host, v: &Value) -> Result<f64, JsError> {
     let text = v.to_js_string()?;
     Ok(match text.as_str().and_then(date::parse_canonical_iso) {
         Some(ms) => ms,
@@ -150,25 +65,25 @@ impl Record for Value {
 }
 
 /// Applies one journal entry: `applyEvent(snapshot, entry)`.
-pub fn apply_event(s: &mut Snapshot, entry: &Value, host: &dyn Host) -> Result<(), TypeError> {
+pub fn apply_event(s: &mut Snapshot, entry: &Value, host: &dyn Host) -> Result<(), Refusal> {
     apply_appended(s, entry, None, host)
 }
 
 /// [`apply_event`] of an entry whose event V8 also holds whole (`held`, a
 /// `Value::Host`), since it has members the model has no place for (own
 /// symbol-keyed ones): its pending event is then V8's `toPendingEvent`.
-pub fn apply_appended(s: &mut Snapshot, entry: &Value, held: Option<&Value>, host: &dyn Host) -> Result<(), TypeError> {
+pub fn apply_appended(s: &mut Snapshot, entry: &Value, held: Option<&Value>, host: &dyn Host) -> Result<(), Refusal> {
     let event = if entry.get("event").truthy() { entry.get("event") } else { entry };
     reduce(s, entry, event, held, host)
 }
 
 /// [`apply_event`] with the event already picked out of the entry: its
 /// `event` property when that is truthy, else the entry itself.
-pub fn apply_entry<R: Record + ?Sized>(s: &mut Snapshot, entry: &R, event: &R, host: &dyn Host) -> Result<(), TypeError> {
+pub fn apply_entry<R: Record + ?Sized>(s: &mut Snapshot, entry: &R, event: &R, host: &dyn Host) -> Result<(), Refusal> {
     reduce(s, entry, event, None, host)
 }
 
-fn reduce<R: Record + ?Sized>(s: &mut Snapshot, entry: &R, event: &R, held: Option<&Value>, host: &dyn Host) -> Result<(), TypeError> {
+fn reduce<R: Record + ?Sized>(s: &mut Snapshot, entry: &R, event: &R, held: Option<&Value>, host: &dyn Host) -> Result<(), Refusal> {
     let rebuilt = rebuilt_fields(s, host)?;
     let updated_at = match entry.get("ts") {
         ts if ts.truthy() => ts.clone(),
@@ -189,7 +104,7 @@ fn reduce<R: Record + ?Sized>(s: &mut Snapshot, entry: &R, event: &R, held: Opti
 /// The fields the head of `applyEvent` would change, with their new values
 /// (see [`Rebuild`]); for a snapshot the reducer itself made, none but the
 /// objects V8 holds (their copy is V8's too).
-fn rebuilt_fields(s: &Snapshot, host: &dyn Host) -> Result<Vec<(Field, Value)>, TypeError> {
+fn rebuilt_fields(s: &Snapshot, host: &dyn Host) -> Result<Vec<(Field, Value)>, Refusal> {
     let mut out = Vec::new();
     // Fields `...snapshot` copies as they are are not read (reading one
     // builds it if it is lazy, see `lazy_field`).
@@ -213,7 +128,7 @@ fn already_rebuilt(rule: Rebuild, v: &Value) -> bool {
     }
 }
 
-fn rebuild(rule: Rebuild, v: &Value, name: &str, host: &dyn Host) -> Result<Value, TypeError> {
+fn rebuild(rule: Rebuild, v: &Value, name: &str, host: &dyn Host) -> Result<Value, Refusal> {
     Ok(match rule {
         Rebuild::Copied | Rebuild::EntryTime => v.clone(),
         Rebuild::ObjectCopy if matches!(v, Value::Host(_)) => host.ask(HostOp::SpreadHeld, &[v])?,
@@ -236,7 +151,7 @@ struct Reduction<'a, R: Record + ?Sized> {
 
 /// Every case: first the values whose coercion can throw, then the changes.
 impl<R: Record + ?Sized> Reduction<'_, R> {
-    fn dispatch(&mut self) -> Result<(), TypeError> {
+    fn dispatch(&mut self) -> Result<(), Refusal> {
         let ty = self.ev("type").as_js_str().and_then(JsStr::as_str).unwrap_or("");
         match ty {
             "generate" => self.generate(),
@@ -280,7 +195,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         }
     }
 
-    fn generate(&mut self) -> Result<(), TypeError> {
+    fn generate(&mut self) -> Result<(), Refusal> {
         let shot = self.ev("screenshotPath").clone();
         let add_artifact = shot.truthy() && !has_screenshot(self.field(Field::AnnotationArtifacts), &shot)?;
         let pending = self.held_pending_event()?;
@@ -310,7 +225,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
     /// `[...(next.detectorWaivers || []), ...(Array.isArray(event.waivers)
     /// ? event.waivers : [])]`: in Rust when both are in the model, else by
     /// V8 (a held list or held waivers).
-    fn detector_waivers(&mut self) -> Result<(), TypeError> {
+    fn detector_waivers(&mut self) -> Result<(), Refusal> {
         if self.canceled_or_fenced() {
             return Ok(());
         }
@@ -335,7 +250,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         Ok(())
     }
 
-    fn agent_phase(&mut self) -> Result<(), TypeError> {
+    fn agent_phase(&mut self) -> Result<(), Refusal> {
         let phase = self.ev("phase").clone();
         let timing = if phase.truthy() {
             let at = match self.ev("at") {
@@ -358,7 +273,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         Ok(())
     }
 
-    fn generation_done(&mut self) -> Result<(), TypeError> {
+    fn generation_done(&mut self) -> Result<(), Refusal> {
         let carbonize = matches!(self.ev("carbonize"), Value::Bool(true));
         let carbonize_after_accept =
             self.ev("type").is_str("agent_done") && carbonize && self.field(Field::Phase).is_str("accept_requested");
@@ -392,7 +307,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
     }
 
     /// `Number(event.variant)` when it is a positive integer.
-    fn ack_variant(&self) -> Result<Option<f64>, TypeError> {
+    fn ack_variant(&self) -> Result<Option<f64>, Refusal> {
         let variant = self.number(self.ev("variant"))?;
         Ok((variant.is_finite() && variant.trunc() == variant && variant >= 1.0).then_some(variant))
     }
@@ -402,7 +317,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.diag(&[("error", Value::str("malformed_mount_ack")), ("type", t), ("variant", raw)]);
     }
 
-    fn variant_mounted(&mut self) -> Result<(), TypeError> {
+    fn variant_mounted(&mut self) -> Result<(), Refusal> {
         let Some(variant) = self.ack_variant()? else {
             self.malformed_ack();
             return Ok(());
@@ -422,7 +337,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         Ok(())
     }
 
-    fn variant_mount_failed(&mut self) -> Result<(), TypeError> {
+    fn variant_mount_failed(&mut self) -> Result<(), Refusal> {
         let Some(variant) = self.ack_variant()? else {
             self.malformed_ack();
             return Ok(());
@@ -450,7 +365,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         Ok(())
     }
 
-    fn checkpoint(&mut self) -> Result<(), TypeError> {
+    fn checkpoint(&mut self) -> Result<(), Refusal> {
         if self.canceled_or_fenced() {
             let phase = self.ev("phase").or_nullish(Value::Null);
             let revision = self.ev("revision").or_nullish(Value::Null);
@@ -491,7 +406,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         Ok(())
     }
 
-    fn accept(&mut self) -> Result<(), TypeError> {
+    fn accept(&mut self) -> Result<(), Refusal> {
         let at = self.event_time_or_now()?;
         let visible = self.number(&self.ev("variantId").or_nullish(self.field(Field::VisibleVariant).clone()))?;
         let params = self.param_values_copy()?;
@@ -505,7 +420,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         Ok(())
     }
 
-    fn discard(&mut self) -> Result<(), TypeError> {
+    fn discard(&mut self) -> Result<(), Refusal> {
         let at = self.event_time_or_now()?;
         let pending = self.held_pending_event()?;
         self.cancel("discard_requested", "discard", at);
@@ -520,7 +435,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         self.set(Field::CancelReason, Value::str(reason));
     }
 
-    fn request_with_page(&mut self, phase: &str) -> Result<(), TypeError> {
+    fn request_with_page(&mut self, phase: &str) -> Result<(), Refusal> {
         let pending = self.held_pending_event()?;
         self.set(Field::Phase, Value::str(phase));
         self.take_or_keep(Field::PageUrl, "pageUrl");
@@ -528,7 +443,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
         Ok(())
     }
 
-    fn carbonize_cleanup(&mut self) -> Result<(), TypeError> {
+    fn carbonize_cleanup(&mut self) -> Result<(), Refusal> {
         let pending = self.held_pending_event()?;
         self.set(Field::Phase, Value::str("carbonize_cleanup_requested"));
         self.take_or_keep(Field::SourceFile, "file");
@@ -584,13 +499,13 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
     }
 
     /// `Date.parse(entry.ts || '') || null` as an optional number.
-    fn entry_time(&self) -> Result<Option<f64>, TypeError> {
+    fn entry_time(&self) -> Result<Option<f64>, Refusal> {
         let parsed = date_parse(self.host, &self.entry.get("ts").or_falsy(Value::str("")))?;
         Ok((!parsed.is_nan() && parsed != 0.0).then_some(parsed))
     }
 
     /// `event.at ?? (Date.parse(entry.ts || '') || Date.now())`
-    fn event_time_or_now(&self) -> Result<Value, TypeError> {
+    fn event_time_or_now(&self) -> Result<Value, Refusal> {
         match self.ev("at") {
             at if at.is_nullish() => Ok(Value::Number(self.entry_time()?.unwrap_or_else(|| self.host.now_ms()))),
             at => Ok(at.clone()),
@@ -598,9 +513,9 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
     }
 
     /// `Number(v)`.
-    fn number(&self, v: &Value) -> Result<f64, TypeError> {
+    fn number(&self, v: &Value) -> Result<f64, Refusal> {
         if !v.holds_host() {
-            return v.to_number();
+            return Ok(v.to_number()?);
         }
         Ok(match self.host.ask(HostOp::Number, &[v])? {
             Value::Number(n) => n,
@@ -609,17 +524,17 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
     }
 
     /// `a >= b`.
-    fn greater_or_equal(&self, a: &Value, b: &Value) -> Result<bool, TypeError> {
+    fn greater_or_equal(&self, a: &Value, b: &Value) -> Result<bool, Refusal> {
         if !a.holds_host() && !b.holds_host() {
-            return loose_ge(a, b);
+            return Ok(loose_ge(a, b)?);
         }
         Ok(matches!(self.host.ask(HostOp::GreaterOrEqual, &[a, b])?, Value::Bool(true)))
     }
 
     /// The key `obj[v] = ...` creates: a string, or a symbol V8 holds.
-    fn property_key(&self, v: &Value) -> Result<Value, TypeError> {
+    fn property_key(&self, v: &Value) -> Result<Value, Refusal> {
         if !v.holds_host() {
-            return v.to_js_string().map(Value::String);
+            return Ok(Value::String(v.to_js_string()?));
         }
         self.host.ask(HostOp::PropertyKey, &[v])
     }
@@ -627,7 +542,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
     /// `{ ...event.paramValues }` when `event.paramValues` is truthy; of a
     /// value only V8 can interpret, V8's copy, held (it may have symbol
     /// keys).
-    fn param_values_copy(&self) -> Result<Option<Value>, TypeError> {
+    fn param_values_copy(&self) -> Result<Option<Value>, Refusal> {
         let pv = self.ev("paramValues");
         if !pv.truthy() {
             return Ok(None);
@@ -641,7 +556,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
     /// `toPendingEvent(event)` run by V8 on the event it holds whole (see
     /// [`apply_appended`]), asked before anything changes; `None` when the
     /// model has all of the event.
-    fn held_pending_event(&self) -> Result<Option<Value>, TypeError> {
+    fn held_pending_event(&self) -> Result<Option<Value>, Refusal> {
         self.held.map(|event| self.host.ask(HostOp::PendingEvent, &[event])).transpose()
     }
 
@@ -655,7 +570,7 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
     /// object. A string key on a model object is set here and `None`
     /// returned; a symbol key, or an object only V8 holds, has V8 set it on
     /// a copy, returned to replace the field once nothing else can throw.
-    fn set_member(&mut self, f: Field, key: Value, value: Object) -> Result<Option<Value>, TypeError> {
+    fn set_member(&mut self, f: Field, key: Value, value: Object) -> Result<Option<Value>, Refusal> {
         let (Value::String(key), Value::Object(_)) = (&key, self.field(f)) else {
             return self.host.ask(HostOp::SetOnCopy, &[self.field(f), &key, &Value::Object(value)]).map(Some);
         };
@@ -750,13 +665,13 @@ impl<R: Record + ?Sized> Reduction<'_, R> {
 
 /// `artifacts.some(a => a.path === path && a.type === 'screenshot')`, with
 /// the TypeError JS throws on reaching a null or undefined element.
-fn has_screenshot(artifacts: &Value, path: &Value) -> Result<bool, TypeError> {
+fn has_screenshot(artifacts: &Value, path: &Value) -> Result<bool, JsError> {
     let Value::Array(items) = artifacts else { return Ok(false) };
     for item in items {
         match item {
             Value::Undefined | Value::Null => {
                 let what = if matches!(item, Value::Null) { "null" } else { "undefined" };
-                return Err(TypeError(format!("Cannot read properties of {what} (reading 'path')")));
+                return Err(JsError::type_error(format!("Cannot read properties of {what} (reading 'path')")));
             }
             _ if item.get("path").strict_equals(path) && item.get("type").is_str("screenshot") => return Ok(true),
             _ => {}
@@ -770,7 +685,7 @@ fn has_screenshot(artifacts: &Value, path: &Value) -> Result<bool, TypeError> {
 /// equal to everything). `undefined` goes last without being compared; the
 /// comparator converts every other element when there are two or more, and
 /// throws where `Number()` would.
-fn sorted_by_number(items: Vec<Value>) -> Result<Vec<Value>, TypeError> {
+fn sorted_by_number(items: Vec<Value>) -> Result<Vec<Value>, JsError> {
     let (mut defined, undefined): (Vec<Value>, Vec<Value>) = items.into_iter().partition(|v| !matches!(v, Value::Undefined));
     if defined.len() >= 2 {
         let keys = defined.iter().map(Value::to_number).collect::<Result<Vec<f64>, _>>()?;

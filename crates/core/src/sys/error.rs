@@ -12,7 +12,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::uv::UvError;
+use super::uv::UvCode;
 
 #[derive(Debug)]
 pub struct FsError {
@@ -63,8 +63,8 @@ impl FsError {
         self.source.kind() == io::ErrorKind::TimedOut
     }
 
-    fn uv(&self) -> UvError {
-        UvError::of(&self.source)
+    fn uv(&self) -> UvCode {
+        UvCode::of(&self.source)
     }
 }
 

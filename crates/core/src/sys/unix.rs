@@ -7,7 +7,7 @@ use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::Path;
 
-use super::uv::UvError;
+use super::uv::UvCode;
 use super::{Access, FileId, FileInfo, FileStamp, LinkInfo, Links};
 
 /// `kill(pid, 0)` fails with ESRCH only when no process or group has that id.
@@ -187,10 +187,10 @@ impl Dir {
 
 
 /// On unix libuv's numbers are the negated errno values.
-pub(crate) fn uv_error(raw: i32) -> UvError {
+pub(crate) fn uv_code(raw: i32) -> UvCode {
     match ERRNO_NAMES.iter().find(|(errno, _)| *errno == raw) {
-        Some((_, name)) => UvError::named(name),
-        None => UvError::unknown(-raw),
+        Some((_, name)) => UvCode::named(name),
+        None => UvCode::unknown(-raw),
     }
 }
 

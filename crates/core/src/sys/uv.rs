@@ -12,9 +12,11 @@ use std::io;
 
 use super::os;
 
-/// What Node reports for one OS error.
+/// How Node names one OS error: libuv's code, number and text, the three
+/// fields an [`FsError`](super::FsError) shows. A description of an error,
+/// not an error: nothing returns it as one.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct UvError {
+pub(crate) struct UvCode {
     /// `'ENOENT'`, or libuv's `Unknown system error -N` for numbers it has no
     /// name for (Node 22 and later put that text in `code` as is).
     pub code: Cow<'static, str>,
@@ -24,23 +26,23 @@ pub(crate) struct UvError {
     pub description: Cow<'static, str>,
 }
 
-impl UvError {
+impl UvCode {
     /// The error an `io::Error` stands for: its OS code when it has one,
     /// otherwise the name that fits its kind (errors made in Rust, such as a
     /// lock wait that ran out).
-    pub(crate) fn of(err: &io::Error) -> UvError {
+    pub(crate) fn of(err: &io::Error) -> UvCode {
         if let Some(code) = err.get_ref().and_then(|e| e.downcast_ref::<NodeCode>()) {
-            return UvError::named(code.0);
+            return UvCode::named(code.0);
         }
         match err.raw_os_error() {
-            Some(raw) => os::uv_error(raw),
-            None => UvError::named(name_for_kind(err.kind())),
+            Some(raw) => os::uv_code(raw),
+            None => UvCode::named(name_for_kind(err.kind())),
         }
     }
 
     /// A libuv error by name, numbered as libuv numbers it on this OS.
-    pub(crate) fn named(name: &'static str) -> UvError {
-        UvError {
+    pub(crate) fn named(name: &'static str) -> UvCode {
+        UvCode {
             code: Cow::Borrowed(name),
             errno: os::uv_errno(name),
             description: Cow::Borrowed(message(name).unwrap_or("unknown error")),
@@ -50,9 +52,9 @@ impl UvError {
     /// An errno libuv has no name for: `uv_err_name` and `uv_strerror` both
     /// answer `Unknown system error N`.
     #[cfg(unix)]
-    pub(crate) fn unknown(errno: i32) -> UvError {
+    pub(crate) fn unknown(errno: i32) -> UvCode {
         let text = format!("Unknown system error {errno}");
-        UvError { code: Cow::Owned(text.clone()), errno, description: Cow::Owned(text) }
+        UvCode { code: Cow::Owned(text.clone()), errno, description: Cow::Owned(text) }
     }
 }
 
@@ -187,11 +189,11 @@ mod tests {
 
     #[test]
     fn sys_uv_errors_made_in_rust_get_a_name_by_kind() {
-        let timed_out = UvError::of(&io::Error::from(io::ErrorKind::TimedOut));
+        let timed_out = UvCode::of(&io::Error::from(io::ErrorKind::TimedOut));
         assert_eq!((timed_out.code.as_ref(), timed_out.description.as_ref()), ("ETIMEDOUT", "connection timed out"));
-        let zero = UvError::of(&io::Error::from(io::ErrorKind::WriteZero));
+        let zero = UvCode::of(&io::Error::from(io::ErrorKind::WriteZero));
         assert_eq!(zero.code, "EIO");
-        assert_eq!(zero, UvError::named("EIO"));
+        assert_eq!(zero, UvCode::named("EIO"));
     }
 
     /// Node's own error map (errno -> [name, message]) for every errno this
@@ -210,11 +212,11 @@ mod tests {
         let Some(theirs) = super::super::node_eval_json(script, &[]) else { return };
         let node_knows_enoexec = matches!(theirs.get("enoexec"), Value::Bool(true));
         for errno in 1..150 {
-            let ours = os::uv_error(errno);
+            let ours = os::uv_code(errno);
             assert_eq!(ours.errno, -errno);
             match theirs.get("o").get(&errno.to_string()) {
                 Value::Null if ours.code == "ENOEXEC" && !node_knows_enoexec => {}
-                Value::Null => assert_eq!(ours, UvError::unknown(-errno), "errno {errno}"),
+                Value::Null => assert_eq!(ours, UvCode::unknown(-errno), "errno {errno}"),
                 entry => {
                     let [name, text] = &super::super::strings_of(entry)[..] else { panic!("errno {errno}: {entry:?}") };
                     assert_eq!((ours.code.as_ref(), ours.description.as_ref()), (name.as_str(), text.as_str()), "errno {errno}")

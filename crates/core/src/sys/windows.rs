@@ -18,7 +18,7 @@ use windows_sys::Win32::System::Threading::{
 };
 use windows_sys::Win32::System::IO::{OVERLAPPED, OVERLAPPED_0, OVERLAPPED_0_0};
 
-use super::uv::UvError;
+use super::uv::UvCode;
 use super::{Access, FileId, FileInfo, FileStamp, LinkInfo, Links};
 
 /// libuv's `uv_kill(pid, 0)`: pid 0 is this process; otherwise the process
@@ -314,8 +314,8 @@ impl Dir {
 
 /// A Win32 error as libuv's `uv_translate_sys_error` names it; everything
 /// it does not list is UNKNOWN.
-pub(crate) fn uv_error(raw: i32) -> UvError {
-    UvError::named(uv_name(raw as u32))
+pub(crate) fn uv_code(raw: i32) -> UvCode {
+    UvCode::named(uv_name(raw as u32))
 }
 
 fn uv_name(code: u32) -> &'static str {

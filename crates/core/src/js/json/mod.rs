@@ -14,7 +14,7 @@ mod write;
 
 pub(crate) use parse::plain_len;
 pub(crate) use canonical::is_canonical_object;
-pub use parse::{parse, parse_simple, ParseError};
+pub use parse::{parse, parse_simple};
 pub use write::{stringify, write_to, stringify_members, stringify_members_within, stringify_pretty, write_number, write_string};
 
 #[cfg(test)]

@@ -154,7 +154,7 @@ impl Host for ScriptedHost {
     fn json_parse_message(&self, line: &str) -> String {
         TestHost(0.0).json_parse_message(line)
     }
-    fn ask(&self, op: HostOp, _args: &[&Value]) -> Result<Value, TypeError> {
+    fn ask(&self, op: HostOp, _args: &[&Value]) -> Result<Value, Refusal> {
         self.asked.borrow_mut().push(op);
         Ok(self.answers.borrow_mut().remove(0))
     }
@@ -294,7 +294,7 @@ fn objects_owning_to_string_cannot_be_coerced() {
         let mut s = base();
         let before = text(&s);
         let err = apply_event(&mut s, &parse(e), &host).unwrap_err();
-        assert_eq!(err.0, "Cannot convert object to primitive value", "{e}");
+        assert_eq!(err, Refusal::Js(JsError::type_error("Cannot convert object to primitive value")), "{e}");
         assert_eq!(text(&s), before, "{e}");
     }
     // Without an own toString the default conversion applies.
@@ -309,7 +309,7 @@ fn odd_hydrated_fields_throw_without_changing_anything() {
     s.set(Field::MountedVariants, Value::Number(5.0));
     let before = format!("{s:?}");
     let err = apply_event(&mut s, &parse(r#"{"type":"generate"}"#), &host).unwrap_err();
-    assert_eq!(err.0, "(snapshot.mountedVariants || []) is not iterable");
+    assert_eq!(err, Refusal::Js(JsError::type_error("(snapshot.mountedVariants || []) is not iterable")));
     assert_eq!(format!("{s:?}"), before);
 }
 

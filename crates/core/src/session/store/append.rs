@@ -18,9 +18,10 @@ use std::time::Duration;
 use super::cache::{Changed, Delta, Derived, FileKey, RenderFor};
 use super::error::state_missing;
 use super::{Store, StoreError, View};
-use crate::js::{json, JsStr, Object, Value};
+use crate::js::{json, JsError, JsStr, Object, Value};
 use crate::session::journal::{self, Locking};
-use crate::session::reducer::{apply_appended, entry_seq, Host};
+use crate::session::host::{Host, Refusal};
+use crate::session::reducer::{apply_appended, entry_seq};
 use crate::session::snapshot::Snapshot;
 use crate::session::snapshot_file::Cached;
 use crate::sys::{self, Context, File, FsError};
@@ -221,8 +222,8 @@ impl Store {
             return Ok(());
         }
         let trial = NewEvent { value: event.value.clone(), ts: event.ts.clone(), entry: String::new(), held: None };
-        let _ = apply_appended(&mut Snapshot::clone(model), &entry_value(seq, id, trial), event.held.as_ref(), host);
-        if host.unanswered() {
+        let tried = apply_appended(&mut Snapshot::clone(model), &entry_value(seq, id, trial), event.held.as_ref(), host);
+        if host.used_placeholders() || tried == Err(Refusal::Unanswered) {
             return Err(StoreError::Unanswered);
         }
         host.rewind();
@@ -292,17 +293,18 @@ impl Store {
         };
         model.clear_changes();
         let applied = apply_appended(model, entry, held, host);
-        if host.unanswered() {
+        if host.used_placeholders() {
             // The line is in the journal; the state built on placeholders
             // is dropped, and the caller derives it from the journal.
             session.replay = None;
             return Err(StoreError::Unanswered);
         }
-        if let Err(message) = applied {
+        if let Err(refusal) = applied {
             // The line is in the journal; like the old module, report the
-            // error and let the next read re-derive from the journal.
+            // error (or, with a question still open, ask and derive the
+            // state from the journal) and let the next read re-derive.
             session.replay = None;
-            return Err(host.threw().map_or(StoreError::Type(message.0), StoreError::HostThrew));
+            return Err(refusal.into());
         }
         let (from, changes) = (session.version, model.changes());
         let seq = entry_seq(entry).unwrap_or(derived.next_seq);
@@ -366,7 +368,7 @@ fn write_line(file: &File, path: &Path, line: &str, size_before: u64) -> Result<
 /// `JSON.stringify({ seq, id, type, ts, event }) + '\n'`, after a `\n` that
 /// closes a torn fragment when the journal does not end with one.
 fn entry_line(seq: f64, event: &NewEvent, torn: bool) -> Result<String, StoreError> {
-    let rest = event.entry.strip_prefix(SEQ_PLACEHOLDER).ok_or_else(|| StoreError::Message("quiver-live-native: the entry text must start with {\"seq\":0,".into()))?;
+    let rest = event.entry.strip_prefix(SEQ_PLACEHOLDER).ok_or_else(|| JsError::error("quiver-live-native: the entry text must start with {\"seq\":0,"))?;
     let mut line = String::with_capacity(event.entry.len() + 24);
     if torn {
         line.push('\n');

@@ -1,16 +1,18 @@
 //! What a store operation can fail with.
 
+use crate::js::JsError;
+use crate::session::host::Refusal;
 use crate::sys::FsError;
 
 #[derive(Debug)]
 pub enum StoreError {
-    /// A plain `Error` with this message (the old module's own errors).
-    Message(String),
-    /// A `TypeError` raised by the reducer on odd stored data.
-    Type(String),
+    /// The exception the old module throws: its own errors (a plain `Error`,
+    /// `invalid session id: …`), or what the reducer raises on odd stored
+    /// data (a `TypeError`, V8's `RangeError`).
+    Js(JsError),
     Fs(FsError),
     /// The reducer ran the caller's code through the host (see
-    /// [`crate::session::reducer::Host::ask`]), which threw the host value
+    /// [`crate::session::host::Host::ask`]), which threw the host value
     /// with this handle: the one to throw.
     HostThrew(u32),
     /// The operation needs answers from JavaScript it was not given (see
@@ -25,10 +27,27 @@ impl From<FsError> for StoreError {
     }
 }
 
+impl From<JsError> for StoreError {
+    fn from(e: JsError) -> StoreError {
+        StoreError::Js(e)
+    }
+}
+
+/// The reducer's refusal as the store reports it.
+impl From<Refusal> for StoreError {
+    fn from(r: Refusal) -> StoreError {
+        match r {
+            Refusal::Js(e) => StoreError::Js(e),
+            Refusal::Unanswered => StoreError::Unanswered,
+            Refusal::Threw(handle) => StoreError::HostThrew(handle),
+        }
+    }
+}
+
 impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StoreError::Message(m) | StoreError::Type(m) => f.write_str(m),
+            StoreError::Js(e) => e.fmt(f),
             StoreError::Fs(e) => e.fmt(f),
             StoreError::HostThrew(_) => f.write_str("the host threw an exception"),
             StoreError::Unanswered => f.write_str("questions for the host are open"),
@@ -39,5 +58,5 @@ impl std::fmt::Display for StoreError {
 /// A session's derived state was expected and is not there: a bug, reported
 /// as an error rather than a panic.
 pub(super) fn state_missing() -> StoreError {
-    StoreError::Message("session state missing".into())
+    JsError::error("session state missing").into()
 }

@@ -31,10 +31,10 @@ mod tests;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::js::{JsStr, Value};
+use crate::js::{JsError, JsStr, Value};
 use crate::project::layout::{self, Layout, JOURNAL_SUFFIX};
 use crate::session::journal::{self, Locking, Replay};
-use crate::session::reducer::Host;
+use crate::session::host::Host;
 use crate::session::snapshot::Snapshot;
 use crate::session::snapshot_file::{self, Cached};
 use crate::sys::{self, FsError};
@@ -73,7 +73,7 @@ pub struct Store {
 /// The id itself, or the old module's error for one that cannot name a
 /// session (see [`layout::is_session_id`]).
 pub fn safe_session_id(id: &str) -> Result<&str, StoreError> {
-    if layout::is_session_id(id) { Ok(id) } else { Err(StoreError::Message(format!("invalid session id: {}", id))) }
+    if layout::is_session_id(id) { Ok(id) } else { Err(StoreError::Js(JsError::error(format!("invalid session id: {}", id)))) }
 }
 
 /// A snapshot as handed out: the snapshot and its version.
@@ -95,7 +95,7 @@ impl Store {
     /// Opens the store of a project root for reading only, for tools that
     /// inspect a project (the CLI): it creates no directory, never sweeps
     /// staged files, and its appends and flushes fail with
-    /// [`StoreError::Message`] before touching a file. Reads are a writing
+    /// [`StoreError::Js`] before touching a file. Reads are a writing
     /// store's: they take the journals' shared locks and write nothing.
     pub fn open_read_only(project_root: &Path) -> Store {
         Store::new(project_root, false, true)
@@ -120,7 +120,7 @@ impl Store {
     /// Fails an operation that writes (`what` names it) on a read-only store.
     fn writable(&self, what: &str) -> Result<(), StoreError> {
         if self.read_only {
-            return Err(StoreError::Message(format!("quiver-live-native: {what} refused: this store was opened read-only (nothing was written)")));
+            return Err(StoreError::Js(JsError::error(format!("quiver-live-native: {what} refused: this store was opened read-only (nothing was written)"))));
         }
         Ok(())
     }
@@ -196,7 +196,7 @@ impl Store {
             }
         }
         let replay = replay_current(session, &key.path, &jsid, locking, host)?;
-        if host.unanswered() {
+        if host.used_placeholders() {
             // Built on placeholders: dropped, and the cached state stays as
             // it was (keyed on the old journal, so it is not mistaken for
             // current).
@@ -288,7 +288,7 @@ impl Store {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             if id.is_empty() {
-                return Err(StoreError::Message("session id required".into()));
+                return Err(StoreError::Js(JsError::error("session id required")));
             }
             safe_session_id(&id)?;
             let key = self.key_at(&id, primary_dir.as_ref(), legacy_dir.as_ref());

@@ -242,7 +242,7 @@ fn invalid_ids_are_refused_before_any_path_is_built() {
     let mut store = Store::open(&root, false).unwrap();
     for bad in ["../x", "a/b", "", "a\0b", &"x".repeat(129)] {
         let err = store.append(bad, &mut Some(event(r#"{"type":"x"}"#)), &host).err().unwrap();
-        assert_eq!(err.to_string(), format!("invalid session id: {}", bad));
+        assert_eq!(err.to_string(), format!("Error: invalid session id: {}", bad));
     }
     assert!(store.list_ids().unwrap().is_empty());
 }
