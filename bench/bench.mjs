@@ -58,6 +58,7 @@ const WORKLOADS = [
   'durable',
   'load',
   'contention',
+  'full-disk',
 ];
 
 const workload = (name) => import(new URL(`./workloads/${name}.mjs`, import.meta.url).href);
