@@ -1,8 +1,8 @@
 //! The numbers and names both sides of the JS-Rust boundary use, defined
-//! here only: `index.js` reads them from [`boundary`] when it loads, as it
+//! here only: `lib/api.cjs` reads them from [`boundary`] when it loads, as it
 //! reads the schema, and checks its `HOST_OPS` against them. The
 //! declarations napi-rs generates for the binding (`target/binding.d.ts`)
-//! are what `__test__/boundary.test.mjs` type-checks `index.js` against.
+//! are what `__test__/boundary.test.mjs` type-checks the wrapper (`index.js`, `lib/`) against.
 
 use napi_derive::napi;
 use quiver_live_core::session::host::HostOp;

@@ -1,5 +1,5 @@
 //! quiver-live-native's Node-API binding: `#[napi]` items only. The JS
-//! wrapper (`index.js` at the package root) gives them the old module's
+//! wrapper (`lib/api.cjs`, made over this binding by `index.js`) gives them the old module's
 //! calling conventions; the work is done by `quiver-live-core`.
 
 mod boundary;

@@ -1,4 +1,4 @@
-//! The session store as functions over a handle the JS wrapper (`index.js`)
+//! The session store as functions over a handle the JS wrapper (`lib/api.cjs`)
 //! holds: the wrapper does what JavaScript does best (defaults,
 //! destructuring, the old module's argument checks and their messages,
 //! `JSON.stringify` of the entry, `new Date()`), this does the rest.
