@@ -4,10 +4,11 @@
 //! size, mtime) when it was derived, as the old module's cache is, and the
 //! replay it came from (so that a later read applies only what another
 //! process appended since). Both are dropped for the sessions used least
-//! recently once more than [`MAX_DERIVED`] sessions hold them; what stays
-//! of a dropped session (its key and version) lets it come back as the same
-//! version when the journal has not changed, so the object a caller was
-//! handed keeps being the one returned, as with the old module.
+//! recently once more than [`MAX_DERIVED`] sessions hold them. What stays
+//! of a dropped session is 24 bytes (its id's hash, its journal key's hash
+//! and its version, see [`Dropped`]): enough for it to come back as the
+//! same version when the journal has not changed, so the object a caller
+//! was handed keeps being the one returned, as with the old module.
 
 use std::hash::RandomState;
 use std::path::{Path, PathBuf};
@@ -106,10 +107,10 @@ pub(super) struct Session {
     /// The snapshot file was not written for the current version: only V8
     /// can render its text (see `Store::awaited_render`).
     pub awaits_render: Option<RenderFor>,
-    /// What the journal looked like when the derived state was dropped to
-    /// keep the cache bounded: a state derived again from the same journal
-    /// is the same snapshot, and keeps its version.
-    evicted: Option<KeyDigest>,
+    /// The hash of the journal's key when this session's derived state was
+    /// dropped to keep the cache bounded: a state derived again from the
+    /// same journal is the same snapshot, and keeps its version.
+    dropped_key: Option<u64>,
     /// When the session was last used (the store's clock of operations).
     last_used: u64,
 }
@@ -120,23 +121,40 @@ pub(super) struct KeptReplay {
     pub path: PathBuf,
 }
 
-/// A [`FileKey`] in a few bytes: its path hashed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct KeyDigest {
-    path: u64,
-    size: i64,
-    mtime_ns: i128,
-    regular: bool,
+/// What a store keeps of a session whose derived state it dropped, kept
+/// apart from the sessions that hold theirs so that a process touching
+/// many sessions holds no more than the old module's cache does. Found by
+/// the hash of the session's id; `key` is the hash of the journal's
+/// [`FileKey`] the dropped state described. Both are 64-bit SipHash with a
+/// per-process seed: two ids or two keys of one session alike by chance
+/// (odds of 2^-64 per comparison) would hand out the object of the
+/// dropped state again.
+#[derive(Clone, Copy)]
+struct Dropped {
+    key: u64,
+    version: u64,
 }
 
-impl KeyDigest {
-    fn of(key: &FileKey) -> KeyDigest {
-        use std::hash::{BuildHasher, Hasher};
-        static SEED: std::sync::OnceLock<RandomState> = std::sync::OnceLock::new();
-        let mut h = SEED.get_or_init(RandomState::new).build_hasher();
-        h.write(key.path.as_os_str().as_encoded_bytes());
-        KeyDigest { path: h.finish(), size: key.size, mtime_ns: key.mtime_ns, regular: key.regular }
+/// SipHash with one seed for the process, so that hashes compare across
+/// the stores of a process.
+fn hash_of(parts: &[&[u8]]) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static SEED: std::sync::OnceLock<RandomState> = std::sync::OnceLock::new();
+    let mut h = SEED.get_or_init(RandomState::new).build_hasher();
+    for part in parts {
+        h.write(part);
+        h.write_u8(0xff);
     }
+    h.finish()
+}
+
+fn key_hash(key: &FileKey) -> u64 {
+    let FileKey { path, size, mtime_ns, regular } = key;
+    hash_of(&[path.as_os_str().as_encoded_bytes(), &size.to_le_bytes(), &mtime_ns.to_le_bytes(), &[u8::from(*regular)]])
+}
+
+fn id_hash(id: &str) -> u64 {
+    hash_of(&[id.as_bytes()])
 }
 
 /// How the snapshot at version `to` differs from the one at version `from`:
@@ -176,7 +194,7 @@ impl Session {
 
     pub fn set(&mut self, derived: impl Into<Box<Derived>>) {
         let derived = derived.into();
-        if self.evicted.take() != Some(KeyDigest::of(&derived.key)) {
+        if self.dropped_key.take() != Some(key_hash(&derived.key)) {
             self.version = NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         self.derived = Some(derived);
@@ -188,13 +206,7 @@ impl Session {
     pub fn forget(&mut self) {
         self.derived = None;
         self.replay = None;
-        self.evicted = None;
-    }
-
-    fn evict(&mut self) {
-        self.evicted = self.derived.take().map(|d| KeyDigest::of(&d.key));
-        self.replay = None;
-        self.delta = None;
+        self.dropped_key = None;
     }
 
     /// Whether dropping the derived state loses nothing the journal cannot
@@ -211,6 +223,8 @@ pub(super) struct Sessions {
     /// hashbrown's, for `entry_ref`: a lookup of a known session, on every
     /// read, neither hashes twice nor allocates.
     map: HashMap<String, Session, RandomState>,
+    /// The sessions whose derived state was dropped, by id hash.
+    dropped: std::collections::HashMap<u64, Dropped>,
     clock: u64,
     /// The clock at the last trim: a trim looks at every session, so it
     /// runs only after half the bound's worth of uses.
@@ -226,21 +240,28 @@ impl Sessions {
         self.map.get_mut(id)
     }
 
-    /// The session, created empty if new, marked as used now.
+    /// The session, created empty if new (with what was kept of it when
+    /// its state was dropped), marked as used now.
     pub fn entry(&mut self, id: &str) -> &mut Session {
         self.clock += 1;
         let clock = self.clock;
-        let session = self.map.entry_ref(id).or_default();
+        let dropped = &mut self.dropped;
+        let session = self.map.entry_ref(id).or_insert_with(|| match dropped.remove(&id_hash(id)) {
+            Some(d) => Session { version: d.version, dropped_key: Some(d.key), ..Session::default() },
+            None => Session::default(),
+        });
         session.last_used = clock;
         session
     }
 
     pub fn remove(&mut self, id: &str) {
         self.map.remove(id);
+        self.dropped.remove(&id_hash(id));
     }
 
     pub fn clear(&mut self) {
         self.map.clear();
+        self.dropped.clear();
     }
 
     pub fn values(&self) -> impl Iterator<Item = &Session> {
@@ -253,24 +274,33 @@ impl Sessions {
         self.map.values().filter(|s| s.derived.is_some()).count()
     }
 
+    /// The version of a session, held or dropped.
+    #[cfg(test)]
+    pub fn version(&self, id: &str) -> Option<u64> {
+        self.map.get(id).map(|s| s.version).or_else(|| self.dropped.get(&id_hash(id)).map(|d| d.version))
+    }
+
     /// Keeps at most [`MAX_DERIVED`] sessions' derived state: past that,
-    /// the least recently used are dropped down to half the bound. Called
-    /// at the start of an operation, never between one and the hand-out of
-    /// what it derived.
+    /// the least recently used are dropped down to half the bound, each
+    /// leaving a [`Dropped`]. Called at the start of an operation, never
+    /// between one and the hand-out of what it derived.
     pub fn trim(&mut self) {
         let max = MAX_DERIVED;
         if self.map.len() <= max || self.clock - self.trimmed_at < (max / 2) as u64 {
             return;
         }
         self.trimmed_at = self.clock;
-        let mut held: Vec<(u64, &mut Session)> = self.map.values_mut().filter(|s| s.derived.is_some()).map(|s| (s.last_used, s)).collect();
+        let mut held: Vec<(u64, &str)> = self.map.iter().filter(|(_, s)| s.derived.is_some()).map(|(id, s)| (s.last_used, id.as_str())).collect();
         if held.len() <= max {
             return;
         }
         held.sort_unstable_by_key(|(used, _)| *used);
         let surplus = held.len() - max / 2;
-        for (_, session) in held.into_iter().filter(|(_, s)| s.evictable()).take(surplus) {
-            session.evict();
+        let evicted: Vec<String> = held.into_iter().filter(|(_, id)| self.map[*id].evictable()).take(surplus).map(|(_, id)| id.to_owned()).collect();
+        for id in evicted {
+            if let Some(Session { derived: Some(d), version, .. }) = self.map.remove(&id) {
+                self.dropped.insert(id_hash(&id), Dropped { key: key_hash(&d.key), version });
+            }
         }
     }
 }

@@ -295,7 +295,7 @@ fn the_cache_is_bounded_and_a_dropped_session_keeps_its_version() {
     assert!(store.current(&ids[0]).is_none(), "the least recently used was dropped");
     assert_eq!(store.read(&ids[0], true, &host).unwrap().version, first, "same journal, same version");
     append_raw(&store.journal_path(&ids[1]), "{\"seq\":2,\"id\":\"s1\",\"type\":\"agent_done\",\"ts\":\"2030-01-01T00:00:00.000Z\",\"event\":{\"type\":\"agent_done\"}}\n");
-    let before = store.sessions.get(&ids[1]).unwrap().version;
+    let before = store.sessions.version(&ids[1]).unwrap();
     assert_ne!(store.read(&ids[1], true, &host).unwrap().version, before, "a changed journal, a new version");
 }
 
