@@ -401,12 +401,18 @@ impl StagedFile {
         Ok(staged)
     }
 
-    fn take_access(&self, access: &Access) -> io::Result<()> {
+    /// Gives the new file the replaced one's mode, owner and group, with a
+    /// call for each only where the new file differs (mostly it does not:
+    /// both were made by a writer of the same user and umask).
+    fn take_access(&self, replaced: &Access) -> io::Result<()> {
         let file = &self.file.as_ref().unwrap_or_else(|| unreachable!("set by create")).0;
-        call("fchmod", || os::set_mode(file, access))?;
-        if os::owner_differs(access) {
+        let made = call("fstat", || os::file_access(file))?;
+        if made.mode != replaced.mode {
+            call("fchmod", || os::set_mode(file, replaced))?;
+        }
+        if (made.uid, made.gid) != (replaced.uid, replaced.gid) {
             // Only where the process may: root, or a group it is in.
-            let _ = call("fchown", || os::set_owner(file, access));
+            let _ = call("fchown", || os::set_owner(file, replaced));
         }
         Ok(())
     }

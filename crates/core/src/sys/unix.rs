@@ -132,10 +132,10 @@ pub(crate) fn set_mode(file: &File, access: &Access) -> io::Result<()> {
     file.set_permissions(fs::Permissions::from_mode(access.mode))
 }
 
-pub(crate) fn owner_differs(access: &Access) -> bool {
-    // SAFETY: both calls only read the process's credentials.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    access.uid != uid || access.gid != gid
+/// `fstat` of an open file: its mode, owner and group.
+pub(crate) fn file_access(file: &File) -> io::Result<Access> {
+    let m = file.metadata()?;
+    Ok(Access { mode: m.mode() & 0o777, uid: m.uid(), gid: m.gid() })
 }
 
 /// `fchown` to the owner and group, or to the group alone where only that
