@@ -18,8 +18,6 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import {
   loadNative, makeProject, removeDir, journalPath, snapshotPath, sessionsDir, readJournal,
   startWorker, resultLine, expectClean, mountTmpfs, remount, unmount, figure,
@@ -28,20 +26,6 @@ import {
 const { createLiveSessionStore } = loadNative();
 const ID = 'disk';
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-
-/**
- * As root, permission tests run a worker as uid 65534 (root ignores mode
- * bits). That worker must be able to read this checkout, which a clone in a
- * private (0700) directory does not allow: then those tests say so and skip.
- */
-function nobodyCannotRun() {
-  const worker = fileURLToPath(new URL('./workers/appender.mjs', import.meta.url));
-  const entry = fileURLToPath(new URL('../../index.js', import.meta.url));
-  const probe = spawnSync(process.execPath, ['-e',
-    `const fs=require('fs');for(const f of process.argv.slice(1))fs.accessSync(f,fs.constants.R_OK)`, worker, entry],
-  { uid: 65534, gid: 65534, stdio: 'ignore' });
-  return probe.status === 0 ? null : 'this checkout is not readable by uid 65534 (a private directory), so no worker can run as nobody';
-}
 
 /** A tmpfs mounted at <tmp>/mnt, with a `.git` so it is its own project root. */
 function tmpfsProject(t, size) {
@@ -167,11 +151,6 @@ test('permission denied: EACCES naming the path, nothing changes on disk', async
     t.skip('mode bits: Windows has only a read-only attribute, which directories ignore and Node reports as EPERM');
     return;
   }
-  const unrunnable = isRoot && nobodyCannotRun();
-  if (unrunnable) {
-    t.skip(unrunnable);
-    return;
-  }
   const project = makeProject('eacces');
   try {
     const store = createLiveSessionStore({ cwd: project });
@@ -188,7 +167,7 @@ test('permission denied: EACCES naming the path, nothing changes on disk', async
     if (isRoot) {
       // Root ignores mode bits: append from a process running as nobody.
       fs.chmodSync(project, 0o755);
-      const w = startWorker('appender.mjs', { impl: 'native', cwd: project, id: ID, mode: 'once', events }, { uid: 65534, gid: 65534 });
+      const w = startWorker('appender.mjs', { impl: 'native', cwd: project, id: ID, mode: 'once', events, runAs: 65534 });
       const res = await w.done;
       expectClean(res, 'worker running as nobody');
       outcome = resultLine(res.lines);
@@ -225,11 +204,6 @@ test('permission denied: EACCES naming the path, nothing changes on disk', async
 });
 
 test('permission denied for the snapshot only: the append returns, its line is journaled, and every reader agrees', async (t) => {
-  const unrunnable = isRoot && nobodyCannotRun();
-  if (unrunnable) {
-    t.skip(unrunnable);
-    return;
-  }
   const project = makeProject('eacces-snap');
   try {
     const store = createLiveSessionStore({ cwd: project });
@@ -240,7 +214,7 @@ test('permission denied for the snapshot only: the append returns, its line is j
     let snapshot;
     if (isRoot) {
       fs.chmodSync(project, 0o755);
-      const w = startWorker('appender.mjs', { impl: 'native', cwd: project, id: ID, mode: 'once', events }, { uid: 65534, gid: 65534 });
+      const w = startWorker('appender.mjs', { impl: 'native', cwd: project, id: ID, mode: 'once', events, runAs: 65534 });
       const res = await w.done;
       expectClean(res, 'worker running as nobody');
       ({ outcomes, snapshot } = resultLine(res.lines));

@@ -2,7 +2,7 @@
 //
 //   node appender.mjs '<json config>'
 //
-// config: { impl: 'native' | 'ref', refPath, cwd, id, durable, mode, ... }
+// config: { impl: 'native' | 'ref', refPath, cwd, id, durable, mode, runAs, ... }
 //   mode 'batch':   after `goFile` exists, appends `count` variant_mounted
 //                   events tagged { w: writer, i }; every 10th is malformed
 //                   (variant 0), each carrying `padBytes` of padding if set.
@@ -48,6 +48,12 @@ async function loadFactory() {
 }
 
 const createLiveSessionStore = await loadFactory();
+// Loaded first, then run as `config.runAs`: the checkout (and the Node
+// binary) may sit in a directory that user cannot read.
+if (config.runAs !== undefined) {
+  process.setgid(config.runAs);
+  process.setuid(config.runAs);
+}
 let store;
 try {
   store = createLiveSessionStore({ cwd: config.cwd, durable: !!config.durable });
