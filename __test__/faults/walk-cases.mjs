@@ -12,31 +12,22 @@
 // journal line is written: the package must throw the same error after the
 // same line, and write no snapshot file.
 
-class Node {
-  constructor(parent) {
-    this.parent = parent;
-  }
-}
+import { selfCycle, sparse } from '../support/odd-values.mjs';
 
-/** `{ k: 1, self: <itself> }` */
-function selfCycle() {
-  const c = { k: 1 };
-  c.self = c;
-  return c;
-}
-
-/** `v` with an own enumerable `toJSON` returning `ret`: JSON sees `ret` only. */
+/**
+ * `v` with an own enumerable `toJSON` returning `ret`: JSON sees `ret` only.
+ * Set by assignment, so the function is nameless, as the recorded fixture
+ * (../fixtures/walk.json) has it.
+ */
 function behindToJSON(v, ret) {
   v.toJSON = () => ret;
   return v;
 }
 
-/** `[]` with `length` set and one element. */
-function sparse(length) {
-  const a = [];
-  a.length = length;
-  a[3] = 'x';
-  return a;
+class Node {
+  constructor(parent) {
+    this.parent = parent;
+  }
 }
 
 function nestedArrays(depth) {

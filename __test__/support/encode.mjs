@@ -12,6 +12,7 @@
 // as a tag.
 
 import { createHash } from 'node:crypto';
+import { selfCycle, sparse } from './odd-values.mjs';
 
 const TAG = '$';
 
@@ -395,12 +396,6 @@ class CycleNode {
   }
 }
 
-function selfCycle() {
-  const c = { k: 1 };
-  c.self = c;
-  return c;
-}
-
 /** `v` with `toJSON` returning `ret`: own and enumerable, or (`hidden`) not. */
 function withToJSON(v, ret, { hidden = false } = {}) {
   Object.defineProperty(v, 'toJSON', { value: () => ret, enumerable: !hidden, writable: true, configurable: true });
@@ -446,14 +441,6 @@ const CYCLES = {
     return { a: s, b: [s, { s }], gone: undefined };
   },
 };
-
-/** `[]` of `length` holding 'x' at index 3. */
-function sparse(length) {
-  const a = [];
-  a.length = length;
-  a[3] = 'x';
-  return a;
-}
 
 /**
  * `a` answering its own conversions and spread (`Symbol.toPrimitive`,
