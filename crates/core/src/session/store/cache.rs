@@ -194,7 +194,7 @@ impl Session {
 
     pub fn set(&mut self, derived: impl Into<Box<Derived>>) {
         let derived = derived.into();
-        if !self.dropped_key.take().is_some_and(|dropped| dropped == key_hash(&derived.key)) {
+        if self.dropped_key.take().is_none_or(|dropped| dropped != key_hash(&derived.key)) {
             self.version = NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         self.derived = Some(derived);
