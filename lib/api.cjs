@@ -53,6 +53,9 @@ function create(binding, { readOnly = false } = {}) {
 function sessionStore(native, readOnly) {
   const SCHEMA = native.schema();
   const COMPLETED_PHASES = new Set(SCHEMA.completedPhases);
+  // Phase names a store shares (see `shareStrings`): the reducer's are a
+  // handful; a journal or snapshot file may name any others.
+  const MAX_PHASE_NAMES = 64;
   // The payload kinds, patch codes, walk answers and HOST_OPS names the binding uses.
   const boundary = native.boundary();
   const materialize = payloadDecoder(boundary);
@@ -77,11 +80,29 @@ function sessionStore(native, readOnly) {
     // shows: an unchanged session returns the same object, as the old
     // module's cache does.
     const handedOut = new Map();
+    // The old module's snapshots share their id with the session's and their
+    // phase with the reducer's constant, where JSON.parse gives each snapshot
+    // copies of its own: a store holding thousands keeps one of each string.
+    const phaseNames = new Map();
+    // Own members only: nothing on a prototype is read or run.
+    const shareStrings = (id) => (parsed) => {
+      if (!isPlainMember(parsed)) return parsed;
+      if (Object.hasOwn(parsed, 'id') && parsed.id === id) parsed.id = id;
+      const phase = Object.hasOwn(parsed, 'phase') ? parsed.phase : undefined;
+      if (typeof phase === 'string') {
+        const name = phaseNames.get(phase);
+        if (name !== undefined) parsed.phase = name;
+        else if (phaseNames.size < MAX_PHASE_NAMES) phaseNames.set(phase, phase);
+      }
+      const pending = Object.hasOwn(parsed, 'pendingEvent') ? parsed.pendingEvent : undefined;
+      if (isPlainMember(pending) && Object.hasOwn(pending, 'id') && pending.id === id) pending.id = id;
+      return parsed;
+    };
 
     function current(id, version) {
       const held = handedOut.get(id);
       if (held && held.version === version) return held.snapshot;
-      const snapshot = materialize(native.storeSnapshot(store, id, held ? held.version : -1), held?.snapshot);
+      const snapshot = materialize(native.storeSnapshot(store, id, held ? held.version : -1), held?.snapshot, shareStrings(id));
       handedOut.set(id, { version, snapshot });
       return snapshot;
     }
@@ -151,7 +172,7 @@ function sessionStore(native, readOnly) {
           exotic || symbolKeyed
             ? native.storeAppend(store, id, normalized, entry, ts, baseVersion, symbolKeyed)
             : native.storeAppendJson(store, id, entry, baseVersion);
-        const snapshot = materialize(payload, base?.snapshot);
+        const snapshot = materialize(payload, base?.snapshot, shareStrings(id));
         handedOut.set(id, { version, snapshot });
         if (awaited) persist(id, version, snapshot, awaited);
         return snapshot;
@@ -176,6 +197,11 @@ function sessionStore(native, readOnly) {
   }
 
   return { createLiveSessionStore, GENERATION_FENCED_PHASES: readOnlySet(SCHEMA.generationFencedPhases) };
+}
+
+/** An object (not an array) JSON.parse may have made. */
+function isPlainMember(x) {
+  return x !== null && typeof x === 'object' && !Array.isArray(x);
 }
 
 /**
@@ -431,12 +457,16 @@ function payloadDecoder({ payload: PAYLOAD, patch: PATCH }) {
    * `[kind, text, patches, kept]`, where a kind of `PAYLOAD.changedFields`
    * means the text holds only the fields that changed since `previous`, the
    * snapshot handed out before. The new snapshot is then a copy of that one
-   * with those fields replaced: same keys, same order.
+   * with those fields replaced: same keys, same order. `share`, when given,
+   * is handed what JSON.parse made before anything else can see it (never
+   * a value of the caller's, which patches put in).
    */
-  function materialize(payload, previous) {
-    if (typeof payload === 'string') return JSON.parse(payload);
+  function materialize(payload, previous, share) {
+    if (typeof payload === 'string') return share ? share(JSON.parse(payload)) : JSON.parse(payload);
     const [kind, text, patches, kept] = payload;
-    const parsed = patches === null ? JSON.parse(text) : patched(JSON.parse(text), JSON.parse(patches), kept);
+    let parsed;
+    if (patches !== null) parsed = patched(JSON.parse(text), JSON.parse(patches), kept);
+    else parsed = share ? share(JSON.parse(text)) : JSON.parse(text);
     return kind === PAYLOAD.changedFields ? Object.assign({ ...previous }, parsed) : parsed;
   }
 
