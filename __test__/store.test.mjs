@@ -223,6 +223,26 @@ test('listActiveSessions: sorted, completed and discarded left out', () => {
   assert.equal(store.getSnapshot('c', { includeCompleted: true }).phase, 'completed');
 });
 
+test('past the sessions a store keeps derived, reads and listings still hand out the same objects', () => {
+  // 600 sessions: more than the store keeps derived (MAX_DERIVED), so the
+  // early ones are dropped and then read as unchanged from what was kept.
+  const dir = tempProject();
+  const store = createLiveSessionStore({ cwd: dir });
+  const ids = Array.from({ length: 600 }, (_, i) => `s${String(i).padStart(4, '0')}`);
+  const handed = new Map(ids.map((id) => [id, store.appendEvent({ type: 'generate', id, count: 3 })]));
+  handed.set(ids[1], store.appendEvent({ type: 'complete', id: ids[1] }));
+  for (const id of ids.slice(2)) assert.equal(store.getSnapshot(id), handed.get(id));
+  assert.equal(store.getSnapshot(ids[0]), handed.get(ids[0]), 'a dropped, unchanged session: the same object');
+  assert.equal(store.getSnapshot(ids[1]), null, 'a dropped completed session stays completed');
+  const listed = store.listActiveSessions();
+  assert.deepEqual(listed.map((s) => s.id), ids.filter((id) => id !== ids[1]));
+  assert.ok(listed.every((s) => s === handed.get(s.id)), 'every listed session is the object handed out');
+  createLiveSessionStore({ cwd: dir }).appendEvent({ type: 'agent_phase', id: ids[0], phase: 'picked_up' });
+  const after = store.getSnapshot(ids[0]);
+  assert.notEqual(after, handed.get(ids[0]), 'another writer appended: a new object');
+  assert.deepEqual(after, createLiveSessionStore({ cwd: dir }).getSnapshot(ids[0]), 'what a fresh store reads');
+});
+
 test('a listed session keeps the state its snapshot file gave, after the file is removed or edited', () => {
   // As the old module's cache does: a store that read a session from its
   // file appends to what it read, not to what the file says later.

@@ -101,7 +101,7 @@ pub fn store_read(env: Env, store: &External<NativeStore>, id: String) -> Result
         return Ok(-1.0);
     }
     let js = Js::new(env.raw());
-    Ok(store.answered(js, |state, answers| state.store.read(&id, true, answers).map(|v| v.version as f64))?)
+    Ok(store.answered(js, |state, answers| state.store.read_version(&id, answers).map(|v| v as f64))?)
 }
 
 /// Re-derives the session from its journal and rewrites its snapshot
@@ -186,6 +186,11 @@ pub fn store_append_json<'a>(env: &'a Env, store: &External<NativeStore>, id: St
 #[napi(catch_unwind, ts_return_type = "string | [number, string, string | null, Array<unknown>]")]
 pub fn store_snapshot<'a>(env: &'a Env, store: &External<NativeStore>, id: String, base: f64) -> Result<Unknown<'a>> {
     let js = Js::new(env.raw());
+    // A session read as unchanged since its state was dropped (see
+    // `Store::read_version`) is derived again for its payload.
+    if store.state(js)?.store.current(&id).is_none() {
+        store.answered(js, |state, answers| state.store.read(&id, true, answers).map(|_| ()))?;
+    }
     Ok(raw(env, store.state(js)?.payload_for(js, &id, base)?))
 }
 

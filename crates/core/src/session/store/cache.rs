@@ -8,7 +8,8 @@
 //! of a dropped session is 24 bytes (its id's hash, its journal key's hash
 //! and its version, see [`Dropped`]): enough for it to come back as the
 //! same version when the journal has not changed, so the object a caller
-//! was handed keeps being the one returned, as with the old module.
+//! was handed keeps being the one returned, as with the old module, and
+//! for a read to answer so without deriving it again.
 
 use std::hash::RandomState;
 use std::path::{Path, PathBuf};
@@ -21,9 +22,11 @@ use crate::session::snapshot_file::Cached;
 use crate::sys;
 
 /// How many sessions keep their derived state at once. A long-running
-/// server holds this many; beyond it, the least recently used are dropped
-/// and derived again (from their snapshot files, mostly) when next read.
-pub const MAX_DERIVED: usize = 1024;
+/// server holds this many; beyond it, the least recently used are dropped.
+/// A dropped session whose journal has not changed is read as unchanged
+/// without deriving it (see [`Sessions::unchanged_dropped`]); one that an
+/// append or a flush uses is derived again, from its snapshot file mostly.
+pub const MAX_DERIVED: usize = 128;
 
 /// What a journal looked like when a snapshot was derived from it.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,10 +110,10 @@ pub(super) struct Session {
     /// The snapshot file was not written for the current version: only V8
     /// can render its text (see `Store::awaited_render`).
     pub awaits_render: Option<RenderFor>,
-    /// The hash of the journal's key when this session's derived state was
-    /// dropped to keep the cache bounded: a state derived again from the
-    /// same journal is the same snapshot, and keeps its version.
-    dropped_key: Option<u64>,
+    /// What was kept when this session's derived state was dropped to keep
+    /// the cache bounded: a state derived again from the same journal is the
+    /// same snapshot, and keeps its version.
+    dropped: Option<Dropped>,
     /// When the session was last used (the store's clock of operations).
     last_used: u64,
 }
@@ -131,8 +134,30 @@ pub(super) struct KeptReplay {
 /// dropped state again.
 #[derive(Clone, Copy)]
 struct Dropped {
-    key: u64,
+    /// The journal key's hash, with its lowest bit replaced by whether the
+    /// state was in a completed phase (so a listing can leave it out).
+    key_and_completed: u64,
     version: u64,
+}
+
+impl Dropped {
+    fn new(key: &FileKey, completed: bool, version: u64) -> Dropped {
+        Dropped { key_and_completed: (key_hash(key) & !1) | u64::from(completed), version }
+    }
+
+    fn describes(&self, key: &FileKey) -> bool {
+        self.key_and_completed & !1 == key_hash(key) & !1
+    }
+
+    fn completed(&self) -> bool {
+        self.key_and_completed & 1 == 1
+    }
+}
+
+/// What a read needs of a session dropped while its journal stays as it was.
+pub(super) struct Unchanged {
+    pub version: u64,
+    pub completed: bool,
 }
 
 /// SipHash with one seed for the process, so that hashes compare across
@@ -194,7 +219,7 @@ impl Session {
 
     pub fn set(&mut self, derived: impl Into<Box<Derived>>) {
         let derived = derived.into();
-        if self.dropped_key.take().is_none_or(|dropped| dropped != key_hash(&derived.key)) {
+        if self.dropped.take().is_none_or(|dropped| !dropped.describes(&derived.key)) {
             self.version = NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         self.derived = Some(derived);
@@ -206,7 +231,7 @@ impl Session {
     pub fn forget(&mut self) {
         self.derived = None;
         self.replay = None;
-        self.dropped_key = None;
+        self.dropped = None;
     }
 
     /// Whether dropping the derived state loses nothing the journal cannot
@@ -247,7 +272,7 @@ impl Sessions {
         let clock = self.clock;
         let dropped = &mut self.dropped;
         let session = self.map.entry_ref(id).or_insert_with(|| match dropped.remove(&id_hash(id)) {
-            Some(d) => Session { version: d.version, dropped_key: Some(d.key), ..Session::default() },
+            Some(d) => Session { version: d.version, dropped: Some(d), ..Session::default() },
             None => Session::default(),
         });
         session.last_used = clock;
@@ -266,6 +291,17 @@ impl Sessions {
 
     pub fn values(&self) -> impl Iterator<Item = &Session> {
         self.map.values()
+    }
+
+    /// A session whose derived state was dropped while its journal was at
+    /// `key`, where it still is: its state derived again would be the same
+    /// snapshot, at the same version.
+    pub fn unchanged_dropped(&self, id: &str, key: &FileKey) -> Option<Unchanged> {
+        if self.map.contains_key(id) {
+            return None;
+        }
+        let d = self.dropped.get(&id_hash(id)).filter(|d| d.describes(key))?;
+        Some(Unchanged { version: d.version, completed: d.completed() })
     }
 
     /// How many sessions hold their derived state.
@@ -297,9 +333,12 @@ impl Sessions {
         held.sort_unstable_by_key(|(used, _)| *used);
         let surplus = held.len() - max / 2;
         let evicted: Vec<String> = held.into_iter().filter(|(_, id)| self.map[*id].evictable()).take(surplus).map(|(_, id)| id.to_owned()).collect();
+        if evicted.is_empty() {
+            return;
+        }
         for id in evicted {
             if let Some(Session { derived: Some(d), version, .. }) = self.map.remove(&id) {
-                self.dropped.insert(id_hash(&id), Dropped { key: key_hash(&d.key), version });
+                self.dropped.insert(id_hash(&id), Dropped::new(&d.key, d.snapshot.is_completed(), version));
             }
         }
     }

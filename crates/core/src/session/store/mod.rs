@@ -167,6 +167,22 @@ impl Store {
         self.view(id)
     }
 
+    /// The version of a session's current snapshot: [`Store::read`], except
+    /// that a session whose state was dropped (see [`MAX_DERIVED`]) while its
+    /// journal was as it is now is not derived again, since nothing about it
+    /// changed. [`Store::read`] derives it when its snapshot is asked for.
+    pub fn read_version(&mut self, id: &str, host: &dyn Host) -> Result<u64, StoreError> {
+        let id = safe_session_id(id)?;
+        self.sessions.trim();
+        let key = self.readable_journal_key(id);
+        if let Some(unchanged) = self.sessions.unchanged_dropped(id, &key) {
+            return Ok(unchanged.version);
+        }
+        let locking = self.read_locking(&key.path);
+        self.ensure_current(id, key, true, locking, host)?;
+        Ok(self.view(id)?.version)
+    }
+
     fn view(&self, id: &str) -> Result<View<'_>, StoreError> {
         let s = self.sessions.get(id).ok_or_else(state_missing)?;
         let snapshot = &s.derived.as_ref().ok_or_else(state_missing)?.snapshot;
@@ -296,6 +312,12 @@ impl Store {
                 // A FIFO, socket, device or directory named like a journal is
                 // no session: left out, so one stray entry cannot fail (or,
                 // read as the old module reads it, hang) the whole listing.
+                continue;
+            }
+            if let Some(unchanged) = self.sessions.unchanged_dropped(&id, &key) {
+                if !unchanged.completed {
+                    out.push((id, unchanged.version));
+                }
                 continue;
             }
             let locking = self.read_locking(&key.path);

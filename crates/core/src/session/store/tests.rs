@@ -299,6 +299,39 @@ fn the_cache_is_bounded_and_a_dropped_session_keeps_its_version() {
     assert_ne!(store.read(&ids[1], true, &host).unwrap().version, before, "a changed journal, a new version");
 }
 
+/// A session dropped from the cache whose journal has not changed is read,
+/// and listed, as unchanged without being derived again: its version, and
+/// whether it is completed, come from what was kept when it was dropped.
+/// A changed journal is derived again.
+#[test]
+fn a_dropped_session_with_an_unchanged_journal_is_not_derived_again() {
+    let root = temp_root("dropped-read");
+    let host = TestHost(1_893_456_000_000.0);
+    let mut store = Store::open(&root, false).unwrap();
+    let ids: Vec<String> = (0..MAX_DERIVED * 2).map(|i| format!("s{i:04}")).collect();
+    for id in &ids {
+        store.append(id, &mut Some(event(&format!(r#"{{"type":"generate","id":"{id}"}}"#))), &host).unwrap();
+    }
+    store.append(&ids[1], &mut Some(event(&format!(r#"{{"type":"complete","id":"{}"}}"#, ids[1]))), &host).unwrap();
+    let versions: Vec<u64> = ids.iter().map(|id| store.sessions.version(id).unwrap()).collect();
+    for id in &ids[2..] {
+        store.read(id, true, &host).unwrap();
+    }
+    assert!(store.current(&ids[0]).is_none() && store.current(&ids[1]).is_none(), "the first two were dropped");
+
+    assert_eq!(store.read_version(&ids[0], &host).unwrap(), versions[0]);
+    assert!(store.current(&ids[0]).is_none(), "read as unchanged, not derived");
+    let listed = store.read_active(&host).unwrap();
+    assert_eq!(listed.len(), ids.len() - 1, "every session but the completed one");
+    assert!(listed.iter().all(|(id, v)| *v == versions[ids.iter().position(|i| i == id).unwrap()]), "each at the version it had");
+    assert!(!listed.iter().any(|(id, _)| id == &ids[1]), "the dropped completed session is left out");
+    assert!(store.sessions.derived_count() <= MAX_DERIVED, "{} sessions hold their state", store.sessions.derived_count());
+
+    append_raw(&store.journal_path(&ids[0]), &format!("{{\"seq\":2,\"id\":\"{}\",\"type\":\"agent_done\",\"ts\":\"2030-01-01T00:00:00.000Z\",\"event\":{{\"type\":\"agent_done\"}}}}\n", ids[0]));
+    assert_ne!(store.read_version(&ids[0], &host).unwrap(), versions[0], "a changed journal, a new version");
+    assert!(store.current(&ids[0]).is_some(), "derived again");
+}
+
 /// Every file and directory under `dir` with its bytes.
 fn tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Option<Vec<u8>>> {
     let mut out = std::collections::BTreeMap::new();
