@@ -7,6 +7,16 @@ use std::path::Path;
 
 pub(crate) use super::unix::*;
 
+/// glibc's `malloc_trim`, which releases free pages anywhere in its heaps,
+/// not only at their tops; musl's allocator returns them as it frees.
+pub(crate) fn return_free_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only walks the allocator's own free lists, under its locks.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Field 22 of `/proc/<pid>/stat`: clock ticks from boot to the start.
 ///
 /// The path goes through `/proc/./` so that qemu-user passes the read to the

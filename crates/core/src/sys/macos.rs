@@ -7,6 +7,9 @@ pub(crate) fn replace(from: &std::path::Path, to: &std::path::Path) -> std::io::
     super::call("rename", || rename(from, to))
 }
 
+/// macOS's allocator returns free pages to the OS as it frees them.
+pub(crate) fn return_free_memory() {}
+
 /// The start time the kernel keeps for the process (`PROC_PIDTBSDINFO`),
 /// in microseconds since the epoch: fixed for the life of the process.
 /// `None` for a process of another user (the call is refused unless we are

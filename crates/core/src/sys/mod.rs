@@ -53,6 +53,18 @@ mod os;
 compile_error!("quiver-live-core supports Linux, macOS and Windows");
 
 // ---------------------------------------------------------------------------
+// Memory
+
+/// Hands the pages the C allocator holds free back to the OS. Called after
+/// the session cache drops many sessions' state at once: glibc keeps what
+/// is freed in the middle of its heap resident until it is used again, so
+/// a process that walked thousands of sessions would otherwise keep
+/// megabytes it no longer needs. Elsewhere the allocator returns them itself.
+pub fn return_free_memory() {
+    os::return_free_memory();
+}
+
+// ---------------------------------------------------------------------------
 // Processes
 
 /// Whether Node's `process.kill(pid, 0)` would *not* fail with ESRCH (the

@@ -63,6 +63,9 @@ fn last_error() -> u32 {
     unsafe { GetLastError() }
 }
 
+/// The Windows heap decommits free pages itself.
+pub(crate) fn return_free_memory() {}
+
 /// Creation time of the process, in microseconds since the Unix epoch: fixed
 /// for its life and absolute, so unlike Linux's ticks it needs no boot id to
 /// be compared (a pid reused after a reboot has a later creation time).

@@ -341,5 +341,6 @@ impl Sessions {
                 self.dropped.insert(id_hash(&id), Dropped::new(&d.key, d.snapshot.is_completed(), version));
             }
         }
+        sys::return_free_memory();
     }
 }
