@@ -85,7 +85,7 @@ function sessionStore(native, readOnly) {
     // copies of its own: a store holding thousands keeps one of each string.
     const phaseNames = new Map();
     // Own members only: nothing on a prototype is read or run.
-    const shareStrings = (id) => (parsed) => {
+    const shareStrings = (parsed, id) => {
       if (!isPlainMember(parsed)) return parsed;
       if (Object.hasOwn(parsed, 'id') && parsed.id === id) parsed.id = id;
       const phase = Object.hasOwn(parsed, 'phase') ? parsed.phase : undefined;
@@ -102,7 +102,7 @@ function sessionStore(native, readOnly) {
     function current(id, version) {
       const held = handedOut.get(id);
       if (held && held.version === version) return held.snapshot;
-      const snapshot = materialize(native.storeSnapshot(store, id, held ? held.version : -1), held?.snapshot, shareStrings(id));
+      const snapshot = materialize(native.storeSnapshot(store, id, held ? held.version : -1), held?.snapshot, shareStrings, id);
       handedOut.set(id, { version, snapshot });
       return snapshot;
     }
@@ -172,7 +172,7 @@ function sessionStore(native, readOnly) {
           exotic || symbolKeyed
             ? native.storeAppend(store, id, normalized, entry, ts, baseVersion, symbolKeyed)
             : native.storeAppendJson(store, id, entry, baseVersion);
-        const snapshot = materialize(payload, base?.snapshot, shareStrings(id));
+        const snapshot = materialize(payload, base?.snapshot, shareStrings, id);
         handedOut.set(id, { version, snapshot });
         if (awaited) persist(id, version, snapshot, awaited);
         return snapshot;
@@ -457,17 +457,19 @@ function payloadDecoder({ payload: PAYLOAD, patch: PATCH }) {
    * `[kind, text, patches, kept]`, where a kind of `PAYLOAD.changedFields`
    * means the text holds only the fields that changed since `previous`, the
    * snapshot handed out before. The new snapshot is then a copy of that one
-   * with those fields replaced: same keys, same order. `share`, when given,
+   * with those fields replaced: same keys, same order. `share(parsed, id)`
    * is handed what JSON.parse made before anything else can see it (never
    * a value of the caller's, which patches put in).
    */
-  function materialize(payload, previous, share) {
-    if (typeof payload === 'string') return share ? share(JSON.parse(payload)) : JSON.parse(payload);
+  function materialize(payload, previous, share = asParsed, id = undefined) {
+    if (typeof payload === 'string') return share(JSON.parse(payload), id);
     const [kind, text, patches, kept] = payload;
-    let parsed;
-    if (patches !== null) parsed = patched(JSON.parse(text), JSON.parse(patches), kept);
-    else parsed = share ? share(JSON.parse(text)) : JSON.parse(text);
+    const parsed = patches === null ? share(JSON.parse(text), id) : patched(JSON.parse(text), JSON.parse(patches), kept);
     return kind === PAYLOAD.changedFields ? Object.assign({ ...previous }, parsed) : parsed;
+  }
+
+  function asParsed(parsed) {
+    return parsed;
   }
 
   /**

@@ -54,6 +54,18 @@ fn text(s: &Cached) -> String {
     json::stringify_members(model(s).members(), None)
 }
 
+/// A `generate` event for session `id`.
+fn generate(id: &str) -> NewEvent {
+    event(&format!(r#"{{"type":"generate","id":"{id}"}}"#))
+}
+
+/// An `agent_done` line appended to the journal of `id` as another process
+/// would, behind the store's back.
+fn append_elsewhere(store: &Store, id: &str) {
+    let line = format!(r#"{{"seq":2,"id":"{id}","type":"agent_done","ts":"2030-01-01T00:00:00.000Z","event":{{"type":"agent_done"}}}}"#);
+    append_raw(&store.journal_path(id), &(line + "\n"));
+}
+
 fn append_raw(path: &Path, bytes: &str) {
     fs::OpenOptions::new().append(true).open(path).unwrap().write_all(bytes.as_bytes()).unwrap();
 }
@@ -85,7 +97,7 @@ fn read_active_leaves_out_completed_sessions() {
     let host = TestHost(0.0);
     let mut writer = Store::open(&root, false).unwrap();
     for id in ["c", "a", "b"] {
-        writer.append(id, &mut Some(event(&format!(r#"{{"type":"generate","id":"{id}"}}"#))), &host).unwrap();
+        writer.append(id, &mut Some(generate(id)), &host).unwrap();
     }
     writer.append("b", &mut Some(event(r#"{"type":"complete","id":"b"}"#)), &host).unwrap();
     let ids = |all: Vec<(String, u64)>| all.into_iter().map(|(id, _)| id).collect::<Vec<_>>();
@@ -286,15 +298,15 @@ fn the_cache_is_bounded_and_a_dropped_session_keeps_its_version() {
     let host = TestHost(1_893_456_000_000.0);
     let mut store = Store::open(&root, false).unwrap();
     let ids: Vec<String> = (0..MAX_DERIVED * 2).map(|i| format!("s{i}")).collect();
-    let first = store.append(&ids[0], &mut Some(event(&format!(r#"{{"type":"generate","id":"{}"}}"#, ids[0]))), &host).unwrap().version;
+    let first = store.append(&ids[0], &mut Some(generate(&ids[0])), &host).unwrap().version;
     for id in &ids[1..] {
-        store.append(id, &mut Some(event(&format!(r#"{{"type":"generate","id":"{id}"}}"#))), &host).unwrap();
+        store.append(id, &mut Some(generate(id)), &host).unwrap();
         store.read(id, true, &host).unwrap();
     }
     assert!(store.sessions.derived_count() <= MAX_DERIVED, "{} sessions hold their state", store.sessions.derived_count());
     assert!(store.current(&ids[0]).is_none(), "the least recently used was dropped");
     assert_eq!(store.read(&ids[0], true, &host).unwrap().version, first, "same journal, same version");
-    append_raw(&store.journal_path(&ids[1]), "{\"seq\":2,\"id\":\"s1\",\"type\":\"agent_done\",\"ts\":\"2030-01-01T00:00:00.000Z\",\"event\":{\"type\":\"agent_done\"}}\n");
+    append_elsewhere(&store, &ids[1]);
     let before = store.sessions.version(&ids[1]).unwrap();
     assert_ne!(store.read(&ids[1], true, &host).unwrap().version, before, "a changed journal, a new version");
 }
@@ -310,7 +322,7 @@ fn a_dropped_session_with_an_unchanged_journal_is_not_derived_again() {
     let mut store = Store::open(&root, false).unwrap();
     let ids: Vec<String> = (0..MAX_DERIVED * 2).map(|i| format!("s{i:04}")).collect();
     for id in &ids {
-        store.append(id, &mut Some(event(&format!(r#"{{"type":"generate","id":"{id}"}}"#))), &host).unwrap();
+        store.append(id, &mut Some(generate(id)), &host).unwrap();
     }
     store.append(&ids[1], &mut Some(event(&format!(r#"{{"type":"complete","id":"{}"}}"#, ids[1]))), &host).unwrap();
     let versions: Vec<u64> = ids.iter().map(|id| store.sessions.version(id).unwrap()).collect();
@@ -327,7 +339,7 @@ fn a_dropped_session_with_an_unchanged_journal_is_not_derived_again() {
     assert!(!listed.iter().any(|(id, _)| id == &ids[1]), "the dropped completed session is left out");
     assert!(store.sessions.derived_count() <= MAX_DERIVED, "{} sessions hold their state", store.sessions.derived_count());
 
-    append_raw(&store.journal_path(&ids[0]), &format!("{{\"seq\":2,\"id\":\"{}\",\"type\":\"agent_done\",\"ts\":\"2030-01-01T00:00:00.000Z\",\"event\":{{\"type\":\"agent_done\"}}}}\n", ids[0]));
+    append_elsewhere(&store, &ids[0]);
     assert_ne!(store.read_version(&ids[0], &host).unwrap(), versions[0], "a changed journal, a new version");
     assert!(store.current(&ids[0]).is_some(), "derived again");
 }
