@@ -460,6 +460,10 @@ function payloadDecoder({ payload: PAYLOAD, patch: PATCH }) {
    * with those fields replaced: same keys, same order. `share(parsed, id)`
    * is handed what JSON.parse made before anything else can see it (never
    * a value of the caller's, which patches put in).
+   * @param {any} payload
+   * @param {any} [previous]
+   * @param {(parsed: any, id: string | undefined) => any} [share]
+   * @param {string} [id]
    */
   function materialize(payload, previous, share = asParsed, id = undefined) {
     if (typeof payload === 'string') return share(JSON.parse(payload), id);
