@@ -2,7 +2,10 @@
 //! names look like: the one place that spells them, for the store, the lock
 //! and (through the binding's `layout`) the CLI.
 
+use std::hash::{BuildHasher, RandomState};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The live directory; sessions and locks are below it.
@@ -58,9 +61,8 @@ impl Layout {
     /// it fits wherever the snapshot file's own path fits, unpredictable,
     /// hidden, and never taken for a journal.
     pub fn staged_path(&self, id: &str) -> PathBuf {
-        let random = uuid::Uuid::new_v4().simple().to_string();
         let mut path = self.sessions_dir.join(format!(".{id}."));
-        path.as_mut_os_string().push(&random[..STAGED_RANDOM_HEX]);
+        path.as_mut_os_string().push(format!("{:0width$x}", staged_random(), width = STAGED_RANDOM_HEX));
         path
     }
 
@@ -99,6 +101,15 @@ pub fn staged_name_pattern() -> String {
     format!("^\\.({})\\.[0-9a-f]{{{STAGED_RANDOM_HEX}}}$", session_id_pattern())
 }
 
+/// 48 bits no other process can predict, different at each call: a count
+/// hashed with keys the system's random source gave this process once
+/// (SipHash), so staging costs no `getrandom` per append.
+fn staged_random() -> u64 {
+    static KEYS: OnceLock<RandomState> = OnceLock::new();
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    KEYS.get_or_init(RandomState::new).hash_one(COUNT.fetch_add(1, Ordering::Relaxed)) >> (64 - 4 * STAGED_RANDOM_HEX)
+}
+
 /// `dir/{name}{suffix}`, built in one allocation: a cached read builds it.
 fn file_in(dir: &Path, name: &str, suffix: &str) -> PathBuf {
     let mut path = PathBuf::with_capacity(dir.as_os_str().len() + 1 + name.len() + suffix.len());
@@ -124,6 +135,8 @@ mod tests {
             assert_eq!(staged_session(name), Some(id));
             assert_ne!(layout.staged_path(id), staged, "unpredictable");
         }
+        let names: std::collections::HashSet<PathBuf> = (0..10_000).map(|_| layout.staged_path("a")).collect();
+        assert_eq!(names.len(), 10_000, "a fresh name at each call");
         let not_staged = [
             "a.jsonl", "a.snapshot.json", ".a.0123456789ab.tmp", ".a.0123456789AB", ".a.0123456789a", "..0123456789ab", ".a/b.0123456789ab",
             &format!(".{}.0123456789ab", "x".repeat(MAX_ID_LEN + 1)),
