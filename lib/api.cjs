@@ -313,8 +313,7 @@ function saysLess(event) {
     }
     if (seen.has(v)) continue;
     seen.add(v);
-    if (!plainData(v)) return true;
-    for (const key of Object.keys(v)) todo.push(/** @type {PropertyDescriptor} */ (Reflect.getOwnPropertyDescriptor(v, key)).value);
+    if (!plainData(v, todo)) return true;
   }
   return false;
 }
@@ -334,11 +333,14 @@ function jsonLoses(value) {
  * say is all V8 would ever make of it. Not a Proxy; an ordinary object or
  * array; every own property an enumerable data property, none of them a
  * conversion (`toJSON`, `valueOf`, `toString`, `Symbol.toPrimitive`); no
- * array holes or extra properties. Its values are not looked at (`saysLess`
- * walks them). It runs none of the caller's code. Anything else is held by
+ * array holes or extra properties. Its values are not looked at; when
+ * `values` is given, each is pushed there as it is read (`saysLess` walks
+ * them). It runs none of the caller's code. Anything else is held by
  * reference and asked of V8 (see `HOST_OPS`).
+ * @param {object} v
+ * @param {unknown[]} [values]
  */
-function plainData(v) {
+function plainData(v, values) {
   if (isProxy(v)) return false;
   const array = Array.isArray(v);
   if (Object.getPrototypeOf(v) !== (array ? Array.prototype : Object.prototype)) return false;
@@ -352,6 +354,7 @@ function plainData(v) {
       return false;
     }
     if (!('value' in own)) return false;
+    if (values) values.push(own.value);
   }
   return true;
 }
