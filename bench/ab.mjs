@@ -13,8 +13,9 @@
 //
 // Each path is a .node file, over which the package's API is made (lib/api.cjs's
 // `create`), or a module that exports createLiveSessionStore; copies under
-// different paths load as separate instances. Prints the median and minimum
-// µs per append of each.
+// different paths load as separate instances. Prints the median, minimum and
+// maximum µs per append of each, and each one's difference from the first,
+// paired round by round.
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -110,4 +111,12 @@ for (const c of contenders) {
   const t = [...c.times].sort((a, b) => a - b);
   console.log(`${c.file}: ${what} median ${t[t.length >> 1].toFixed(2)} µs, min ${t[0].toFixed(2)} µs, max ${t[t.length - 1].toFixed(2)} µs per append (${R} rounds of ${N})`);
   if (c.dir) fs.rmSync(c.dir, { recursive: true, force: true });
+}
+// Rounds alternate, so a round of one and the next of another ran under much
+// the same load: the median of those paired differences is steadier than the
+// difference of the two medians.
+for (const c of contenders.slice(1)) {
+  const d = c.times.map((t, i) => t - contenders[0].times[i]).sort((a, b) => a - b);
+  const q = (f) => d[Math.floor(f * (d.length - 1))].toFixed(2);
+  console.log(`${c.file} − ${contenders[0].file}, paired by round: median ${q(0.5)} µs, quartiles ${q(0.25)} to ${q(0.75)} µs per append`);
 }
