@@ -75,13 +75,12 @@ fn append(dir: &Path) {
         s.write_all(&bytes).expect("rewrite");
     });
     let guarded = median_us(OPS, || {
-        let j = sys::open_regular_to_append(&journal).expect("open journal");
-        j.lock_exclusive(&journal, Duration::from_secs(10)).expect("lock");
-        std::hint::black_box(sys::FileInfo::of_path(&journal).expect("stat"));
+        let (j, info, _) = sys::open_to_append(&journal).expect("open journal").lock(&journal, Duration::from_secs(10)).expect("lock");
+        std::hint::black_box(info);
         j.write_all(line.as_bytes()).expect("append");
         std::hint::black_box(sys::FileInfo::of(&j).expect("fstat"));
         drop(j);
-        let staged = sys::StagedFile::create(snap.with_file_name(".floor.0123456789ab"), &snap).expect("stage");
+        let staged = sys::StagedFile::create(snap.with_file_name(".floor.0123456789ab"), &snap, sys::Guard::AgeOnly).expect("stage");
         staged.write_all(&bytes).expect("write");
         staged.commit().expect("rename over");
     });

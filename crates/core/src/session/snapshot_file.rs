@@ -57,9 +57,9 @@ pub fn render(snapshot: &Snapshot, journal_bytes: i64, next_seq: f64) -> Option<
 /// `staged` that then replaces `target`, so a reader sees the old file or
 /// the new one. `durable`: the staged text is also fsynced before the
 /// rename, so after a power loss the file is the old version or the new
-/// one, never pages of both.
-pub fn write(target: &Path, staged: PathBuf, text: &str, durable: bool) -> Result<(), FsError> {
-    let staged = match sys::StagedFile::create(staged, target) {
+/// one, never pages of both. `guard`: see [`sys::Guard`].
+pub fn write(target: &Path, staged: PathBuf, text: &str, durable: bool, guard: sys::Guard) -> Result<(), FsError> {
+    let staged = match sys::StagedFile::create(staged, target, guard) {
         Err(e) if e.code() == "EISDIR" => return Ok(()),
         other => other?,
     };

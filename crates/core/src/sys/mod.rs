@@ -13,8 +13,9 @@
 //! | [`boot_id`] | `/proc/sys/kernel/random/boot_id` | `kern.bootsessionuuid` | none (start times are absolute) |
 //! | [`FileInfo`] | `fstat`, dev + inode | `fstat`, dev + inode | `GetFileInformationByHandle`, volume serial + file index |
 //! | locks | `flock` (std `File::try_lock*`) | `flock` (std) | `LockFileEx` on one byte past any data |
+//! | [`open_to_append`] + [`Appending::lock`] | `O_APPEND`, `flock`, then one `fstat` for type and size | same | append access, `LockFileEx`, handle info |
 //! | [`open_regular`] | `O_NONBLOCK`, `O_NOCTTY`, `O_NOFOLLOW` when asked, `fstat` | same | `FILE_FLAG_OPEN_REPARSE_POINT` when asked, handle info |
-//! | [`StagedFile::create`] | `O_EXCL`, `fchmod`/`fchown` as the replaced file, `flock` | same | `CREATE_NEW`, `LockFileEx` |
+//! | [`StagedFile::create`] | `O_EXCL`, `fchmod`/`fchown` as the replaced file, `flock` when [`Guard::Locked`] | same | `CREATE_NEW`, `LockFileEx` when locked |
 //! | [`StagedFile::commit`] | `renameat2(RENAME_EXCHANGE)` + `unlink`, else `rename` | `rename` | `MoveFileExW`, retried while busy |
 //! | [`mkdir_all`] | Node's `MKDirpSync` over `mkdir` | same | same |
 //! | [`Dir::stat`] | `fstatat` | `fstatat` | metadata by path |
@@ -362,16 +363,29 @@ impl Drop for SharedLock {
 /// It is created exclusively (`O_CREAT | O_EXCL | O_NOFOLLOW`, `CREATE_NEW`),
 /// so a file or link planted at its name is never written through, with the
 /// permissions of the file it replaces (and its owner and group where this
-/// process may set them), and it is locked from its creation until it
-/// replaces `target`: a sweep ([`StagedFile::judge`]) never takes a file a
-/// writer still holds, whatever process, PID namespace or machine the writer
-/// is in.
+/// process may set them). With [`Guard::Locked`] it is locked from its
+/// creation until it replaces `target`: a sweep ([`StagedFile::judge`]) never
+/// takes a file a writer still holds, whatever process, PID namespace or
+/// machine the writer is in.
 #[derive(Debug)]
 pub struct StagedFile {
     /// Always `Some` until `commit` takes it.
     file: Option<File>,
     path: PathBuf,
     target: PathBuf,
+}
+
+/// How a staged file is kept from sweeps until its rename.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guard {
+    /// Locked: a sweep never takes it. For a writer whose call fails when
+    /// the file is lost.
+    Locked,
+    /// Not locked: a sweep takes it once nothing has touched it for its
+    /// minimum age, that is, only from a writer stopped for that long. For a
+    /// writer that loses nothing with it, and so need not pay for a lock and
+    /// its release.
+    AgeOnly,
 }
 
 /// What [`StagedFile::judge`] makes of a staged file left at a name.
@@ -394,7 +408,7 @@ impl StagedFile {
     /// would (`EACCES: permission denied, open '<target>'`): the staged name
     /// is ours, the directory and its permissions are the caller's. A
     /// directory at `target` is `EISDIR`, as a write there would be.
-    pub fn create(path: PathBuf, target: &Path) -> Result<StagedFile, FsError> {
+    pub fn create(path: PathBuf, target: &Path, guard: Guard) -> Result<StagedFile, FsError> {
         let replaced = match call("lstat", || os::link_info(target)) {
             Ok(info) if info.is_dir => return Err(FsError::new(uv::node_error("EISDIR"), "open", target)),
             Ok(info) if info.is_file => Some(info.access),
@@ -405,11 +419,13 @@ impl StagedFile {
         if let Some(access) = replaced {
             staged.take_access(&access).at("open", target)?;
         }
-        // A sweep that has the file open at this instant holds the lock
-        // for a moment: the file is fresh, so it will let go without
-        // removing it; the lock only matters for a writer stopped for
-        // longer than `min_age` before its rename.
-        let _ = wait_for(Duration::from_millis(20), || staged.try_lock_exclusive());
+        if guard == Guard::Locked {
+            // A sweep that has the file open at this instant holds the lock
+            // for a moment: the file is fresh, so it will let go without
+            // removing it; the lock only matters for a writer stopped for
+            // longer than `min_age` before its rename.
+            let _ = wait_for(Duration::from_millis(20), || staged.try_lock_exclusive());
+        }
         Ok(staged)
     }
 
@@ -561,24 +577,69 @@ pub fn open_regular(path: &Path, links: Links) -> io::Result<File> {
     Ok(file)
 }
 
-/// An existing regular file opened to append to (and read), never through
-/// a symbolic link, with the checks of [`open_regular`].
-pub fn open_regular_to_append(path: &Path) -> io::Result<File> {
-    let file = File(call("open", || os::open_to_append(path))?);
-    ensure_regular(&file)?;
-    Ok(file)
+/// An existing file opened to append to (and read), never through a
+/// symbolic link, without waiting (as [`open_regular`] opens). What is at
+/// the name is checked by [`Appending::lock`], the only way to the file.
+pub fn open_to_append(path: &Path) -> io::Result<Appending> {
+    call("open", || os::open_to_append(path)).map(|f| Appending(File(f)))
 }
 
 /// A new file opened to append to (and read): `EEXIST` when anything is at
-/// the name, a symbolic link included, so nothing is created through one.
+/// the name, a symbolic link included, so nothing is created through one;
+/// what it opens is the regular file it made.
 pub fn create_to_append(path: &Path) -> io::Result<File> {
     call("open", || os::create_to_append(path)).map(File)
 }
 
+/// A file opened to append to that is not yet known to be a regular file.
+#[derive(Debug)]
+pub struct Appending(File);
+
+/// How [`Appending::lock`] left the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Held {
+    Yes,
+    /// Another holder kept it for all of the patience: the caller decides
+    /// whether to go on without it.
+    TimedOut,
+}
+
+impl Appending {
+    /// Takes the file's exclusive lock, waiting at most `patience` for
+    /// another holder (see [`File::lock_exclusive`]), and then its status,
+    /// refusing anything but a regular file as [`open_regular`] does. The
+    /// lock is mostly free at once, and then one `fstat` under it both checks
+    /// the type and reads the size; only a lock held elsewhere makes the type
+    /// be checked first, so a device or FIFO is refused at once, never waited
+    /// on. `path` labels errors.
+    pub fn lock(self, path: &Path, patience: Duration) -> Result<(File, FileInfo, Held), FsError> {
+        let file = self.0;
+        let first = file.try_lock_exclusive();
+        if !matches!(first, Ok(true)) {
+            regular(file.info().at("fstat", path)?).at("open", path)?;
+        }
+        let held = match first {
+            Ok(true) => Held::Yes,
+            Ok(false) => match file.lock_exclusive(path, patience) {
+                Ok(()) => Held::Yes,
+                Err(e) if e.is_timed_out() => Held::TimedOut,
+                Err(e) => return Err(e),
+            },
+            Err(e) => return Err(FsError::new(e, "flock", path)),
+        };
+        let info = regular(file.info().at("fstat", path)?).at("open", path)?;
+        Ok((file, info, held))
+    }
+}
+
 fn ensure_regular(file: &File) -> io::Result<()> {
-    let info = file.info()?;
+    regular(file.info()?).map(|_| ())
+}
+
+/// `info`, when it is a regular file's.
+fn regular(info: FileInfo) -> io::Result<FileInfo> {
     if info.is_file {
-        return Ok(());
+        return Ok(info);
     }
     Err(if info.is_dir { uv::node_error("EISDIR") } else { uv::node_error("EFTYPE") })
 }

@@ -188,7 +188,7 @@ fn sys_staged_files_are_judged_by_their_lock_and_their_age() {
     let dir = Scratch::new("judge");
     fs::create_dir(&dir.0).expect("dir");
     let target = dir.0.join("t.json");
-    let held = StagedFile::create(dir.0.join(".held"), &target).expect("stage");
+    let held = StagedFile::create(dir.0.join(".held"), &target, Guard::Locked).expect("stage");
     let left = dir.0.join(".left");
     fs::write(&left, "x").expect("left behind");
     let hour = Duration::from_secs(3600);
@@ -197,6 +197,15 @@ fn sys_staged_files_are_judged_by_their_lock_and_their_age() {
     assert_eq!(StagedFile::judge(&left, Duration::ZERO), StagedVerdict::Abandoned);
     assert_eq!(StagedFile::judge(&dir.0.join(".none"), Duration::ZERO), StagedVerdict::Absent);
     assert!(!StagedFile::remove_if_abandoned(held.path(), Duration::ZERO), "a writer's file is never taken");
+    // Unguarded, a writer's file is fresh for min_age, and then the writer
+    // (stopped that long) finds it gone, and the target as it was.
+    fs::write(&target, "old").expect("target");
+    let unguarded = StagedFile::create(dir.0.join(".unguarded"), &target, Guard::AgeOnly).expect("stage");
+    assert_eq!(StagedFile::judge(unguarded.path(), hour), StagedVerdict::Fresh);
+    assert!(StagedFile::remove_if_abandoned(unguarded.path(), Duration::ZERO));
+    unguarded.write_all(b"lost").expect("write to the removed file");
+    assert_eq!(unguarded.commit().expect_err("gone").code(), "ENOENT");
+    assert_eq!(fs::read_to_string(&target).expect("read"), "old");
     assert!(!StagedFile::remove_if_abandoned(&left, hour));
     assert!(StagedFile::remove_if_abandoned(&left, Duration::ZERO));
     assert!(!left.exists());
@@ -216,7 +225,7 @@ fn sys_staged_file_keeps_the_replaced_files_mode() {
     let target = dir.0.join("t.json");
     let mode = |p: &Path| fs::metadata(p).expect("stat").permissions().mode() & 0o777;
     let replace = |n: &str| {
-        let staged = StagedFile::create(dir.0.join(n), &target).expect("stage");
+        let staged = StagedFile::create(dir.0.join(n), &target, Guard::Locked).expect("stage");
         staged.write_all(b"x").expect("write");
         staged.commit().expect("commit");
     };
@@ -240,7 +249,7 @@ fn sys_staged_file_replaces_the_target_or_leaves_nothing() {
     fs::write(&target, "old").expect("old");
     let reader = reopen(&target);
 
-    let staged = StagedFile::create(dir.0.join(".s.1"), &target).expect("stage");
+    let staged = StagedFile::create(dir.0.join(".s.1"), &target, Guard::Locked).expect("stage");
     staged.write_all(b"new").expect("write");
     staged.commit().expect("commit");
     assert_eq!(fs::read_to_string(&target).expect("read"), "new");
@@ -248,7 +257,7 @@ fn sys_staged_file_replaces_the_target_or_leaves_nothing() {
     std::io::Read::read_to_string(&mut reader.reader_from(0), &mut old).expect("old bytes");
     assert_eq!(old, "old");
 
-    let dropped = StagedFile::create(dir.0.join(".s.2"), &target).expect("stage");
+    let dropped = StagedFile::create(dir.0.join(".s.2"), &target, Guard::Locked).expect("stage");
     let staged_path = dropped.path().to_path_buf();
     assert!(staged_path.exists());
     drop(dropped);
@@ -256,7 +265,7 @@ fn sys_staged_file_replaces_the_target_or_leaves_nothing() {
     assert_eq!(fs::read_dir(&dir.0).expect("list").count(), 1, "only the target is left");
 
     let missing = dir.0.join("missing").join("t.json");
-    let err = StagedFile::create(missing.with_file_name(".t.1"), &missing).expect_err("no such dir");
+    let err = StagedFile::create(missing.with_file_name(".t.1"), &missing, Guard::Locked).expect_err("no such dir");
     assert_eq!((err.code().as_ref(), err.syscall(), err.path()), ("ENOENT", "open", missing.as_path()));
 }
 
@@ -271,7 +280,7 @@ fn sys_staged_file_replaces_names_not_what_they_lead_to() {
     let outside = dir.0.join("outside.json");
     fs::write(&outside, "theirs").expect("outside");
     let commit = |target: &Path| {
-        let staged = StagedFile::create(target.with_file_name(".staged"), target)?;
+        let staged = StagedFile::create(target.with_file_name(".staged"), target, Guard::Locked)?;
         staged.write_all(b"new").expect("write");
         staged.commit()
     };
@@ -367,10 +376,20 @@ fn sys_only_regular_files_are_opened() {
     assert_eq!(err.to_string(), format!("EFTYPE: inappropriate file type or format, open '{}'", at("fifo").display()));
     assert_eq!(err.errno(), -4028);
     for name in ["link", "dangling", "fifo", "dir"] {
-        let err = open_regular_to_append(&at(name)).expect_err(name);
-        assert!(matches!(FsError::new(err, "open", &at(name)).code().as_ref(), "ELOOP" | "EFTYPE" | "EISDIR"), "{name}");
+        let code = match open_to_append(&at(name)) {
+            Ok(opened) => opened.lock(&at(name), Duration::ZERO).expect_err(name).code().into_owned(),
+            Err(e) => FsError::new(e, "open", &at(name)).code().into_owned(),
+        };
+        assert!(matches!(code.as_ref(), "ELOOP" | "EFTYPE" | "EISDIR"), "{name}: {code}");
         assert_eq!(create_to_append(&at(name)).expect_err(name).kind(), io::ErrorKind::AlreadyExists, "{name}");
     }
+    // A FIFO whose lock another open file holds is refused, not waited on.
+    let holder = open_to_append(&at("fifo")).expect("open the FIFO");
+    assert!(holder.0.try_lock_exclusive().expect("flock"), "the first lock is free");
+    let started = Instant::now();
+    let err = open_to_append(&at("fifo")).expect("open again").lock(&at("fifo"), Duration::from_secs(60)).expect_err("a FIFO");
+    assert_eq!(err.to_string(), format!("EFTYPE: inappropriate file type or format, open '{}'", at("fifo").display()));
+    assert!(started.elapsed() < Duration::from_secs(30), "refused without waiting out the patience");
     assert!(!at("nowhere").exists(), "nothing created through the dangling link");
     assert!(Dir::open(&at("fifo")).is_err(), "a FIFO is no directory, and opening it does not wait");
 }

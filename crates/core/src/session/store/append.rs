@@ -238,16 +238,23 @@ impl Store {
     fn lock_journal(&mut self, id: &str) -> Result<Journal, StoreError> {
         let path = self.journal_path(id);
         for _ in 0..REOPENS {
-            let (file, made) = match open_existing_journal(&path)? {
-                Some(file) => (file, None),
+            let (mut journal, info) = match open_existing_journal(&path)? {
+                Some(opened) => {
+                    let (file, info, held) = opened.lock(&path, self.patience(&path))?;
+                    self.note_lock(&path, held);
+                    (Journal { file, before: FileKey::missing(path.clone()), path: path.clone(), made: None }, info)
+                }
                 None => match create_journal(&path)? {
-                    Some(file) => (file, Some(0)),
+                    Some(file) => {
+                        // Held by the journal from here, so that a failure
+                        // below removes the file again.
+                        let journal = Journal { file, before: FileKey::missing(path.clone()), path: path.clone(), made: Some(0) };
+                        let info = self.lock_made(&journal)?;
+                        (journal, info)
+                    }
                     None => continue,
                 },
             };
-            let mut journal = Journal { file, before: FileKey::missing(path.clone()), path: path.clone(), made };
-            self.lock(&journal)?;
-            let info = journal.file.info().at("fstat", &path)?;
             if info.links == 0 {
                 // Removed by another append that made it and then failed:
                 // not ours to remove again.
@@ -263,26 +270,40 @@ impl Store {
         Err(FsError::new(std::io::Error::from(std::io::ErrorKind::NotFound), "open", &path).into())
     }
 
-    /// Locks a journal: one this call just made at once (nobody can be
-    /// holding it), any other with [`JOURNAL_LOCK_PATIENCE`], or once when
-    /// its holder is known to be stuck; a wait that runs out goes on
-    /// without the lock.
-    fn lock(&mut self, journal: &Journal) -> Result<(), StoreError> {
-        let stuck = self.stuck.contains(&journal.path);
-        let patience = if journal.made.is_some() || stuck { Duration::ZERO } else { JOURNAL_LOCK_PATIENCE };
-        match journal.file.lock_exclusive(&journal.path, patience) {
-            Ok(()) => {
-                if stuck {
-                    self.stuck.remove(&journal.path);
-                }
-                Ok(())
+    /// How long to wait for the lock of the journal at `path`: once, when
+    /// its holder is known to be stuck, else [`JOURNAL_LOCK_PATIENCE`].
+    fn patience(&self, path: &Path) -> Duration {
+        if self.stuck.contains(path) { Duration::ZERO } else { JOURNAL_LOCK_PATIENCE }
+    }
+
+    /// Remembers a journal whose holder kept its lock past the patience as
+    /// stuck (its appends then try the lock once, its reads take none), and
+    /// forgets it once the lock is had again.
+    fn note_lock(&mut self, path: &Path, held: sys::Held) {
+        match held {
+            // Mostly none is stuck, and then the path is not even hashed.
+            sys::Held::Yes if self.stuck.is_empty() => {}
+            sys::Held::Yes => {
+                self.stuck.remove(path);
             }
-            Err(e) if e.is_timed_out() => {
-                self.stuck.insert(journal.path.clone());
-                Ok(())
+            sys::Held::TimedOut => {
+                self.stuck.insert(path.to_path_buf());
             }
-            Err(e) => Err(e.into()),
         }
+    }
+
+    /// Locks a journal this call just made, at once: nobody can be holding
+    /// it but a writer that opened it in the instant since, and then this
+    /// append goes on without the lock, as after a stuck holder. Its status,
+    /// read under the lock.
+    fn lock_made(&mut self, journal: &Journal) -> Result<sys::FileInfo, StoreError> {
+        let held = match journal.file.lock_exclusive(&journal.path, Duration::ZERO) {
+            Ok(()) => sys::Held::Yes,
+            Err(e) if e.is_timed_out() => sys::Held::TimedOut,
+            Err(e) => return Err(e.into()),
+        };
+        self.note_lock(&journal.path, held);
+        Ok(journal.file.info().at("fstat", &journal.path)?)
     }
 
     fn apply_own_append(&mut self, id: &str, entry: &Value, held: Option<&Value>, after: FileKey, host: &dyn Host) -> Result<(), StoreError> {
@@ -320,10 +341,10 @@ impl Store {
 
 /// The journal opened for appending, or `None` when nothing is at its name.
 /// Never through a link (`ELOOP`, dangling or not: an append must not
-/// create or extend a file elsewhere), and only a regular file (see
-/// `sys::open_regular_to_append`).
-fn open_existing_journal(path: &Path) -> Result<Option<File>, FsError> {
-    match sys::open_regular_to_append(path) {
+/// create or extend a file elsewhere), and only a regular file once locked
+/// (see `sys::Appending::lock`).
+fn open_existing_journal(path: &Path) -> Result<Option<sys::Appending>, FsError> {
+    match sys::open_to_append(path) {
         Ok(f) => Ok(Some(f)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(FsError::new(e, "open", path)),

@@ -92,6 +92,18 @@ pub(super) enum RenderFor {
     Flush,
 }
 
+impl RenderFor {
+    /// How the staged file is kept from sweeps: an append loses nothing
+    /// when a sweep takes it (the snapshot file stays as it was, untrusted,
+    /// for the next write), a flush would fail.
+    pub fn guard(self) -> sys::Guard {
+        match self {
+            RenderFor::Append => sys::Guard::AgeOnly,
+            RenderFor::Flush => sys::Guard::Locked,
+        }
+    }
+}
+
 /// What a store keeps of one session. Small, since a store that has
 /// touched many sessions keeps one of these for each: the heavy parts are
 /// boxed, and only [`MAX_DERIVED`] sessions hold them.

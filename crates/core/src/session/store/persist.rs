@@ -37,7 +37,7 @@ impl Store {
             return Ok(());
         };
         session.awaits_render = None;
-        self.write_snapshot_file(id, &text)
+        self.write_snapshot_file(id, &text, by.guard())
     }
 
     /// What the snapshot file of the current state needs, when the last
@@ -73,7 +73,7 @@ impl Store {
                 None
             }
         };
-        match self.write_snapshot_file(id, text) {
+        match self.write_snapshot_file(id, text, by.unwrap_or(RenderFor::Flush).guard()) {
             Err(_) if by == Some(RenderFor::Append) => Ok(()),
             other => other,
         }
@@ -97,9 +97,9 @@ impl Store {
         }
     }
 
-    fn write_snapshot_file(&self, id: &str, text: &str) -> Result<(), StoreError> {
+    fn write_snapshot_file(&self, id: &str, text: &str, guard: sys::Guard) -> Result<(), StoreError> {
         let target = self.layout.snapshot_path(id);
-        snapshot_file::write(&target, self.layout.staged_path(id), text, self.durable)?;
+        snapshot_file::write(&target, self.layout.staged_path(id), text, self.durable, guard)?;
         Ok(())
     }
 
