@@ -276,8 +276,9 @@ pub fn inspect_journal(env: Env, path: String, id: String) -> Result<JournalRepo
 pub enum StagedFileVerdict {
     /// Its writer holds its lock: between creating it and its rename.
     InUse,
-    /// Unlocked but touched within the last minute: possibly a writer that
-    /// has not taken its lock yet.
+    /// Unlocked but touched within the last minute: possibly an append
+    /// between staging and its rename (appends do not lock it), or a flush
+    /// that has not taken its lock yet.
     Fresh,
     /// Left behind by a writer: a sweep (every `flush`) removes it.
     Abandoned,

@@ -393,11 +393,14 @@ pub enum Guard {
 pub enum StagedVerdict {
     /// Locked: its writer is between creating it and putting it in place.
     InUse,
-    /// Not locked, but modified within `min_age`: possibly a writer that has
-    /// created it and not yet taken its lock.
+    /// Not locked, but modified within `min_age`: possibly a writer with
+    /// [`Guard::AgeOnly`], or one that has created it and not yet taken its
+    /// lock.
     Fresh,
     /// Neither: left behind by a writer that stopped between creating it and
-    /// putting it in place (killed, or the rename failed). Safe to remove.
+    /// putting it in place (killed, or the rename failed), or held by an
+    /// unlocking writer stopped for longer than `min_age`, which loses
+    /// nothing with it. Safe to remove.
     Abandoned,
     /// Nothing (or no regular file) at the name.
     Absent,
