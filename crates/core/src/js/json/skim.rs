@@ -68,9 +68,13 @@ pub fn members_with_nested(text: &str, nested: &str, members: &mut Vec<MemberSpa
             return None;
         }
         let start = s.i;
-        if &text[key.clone()] == nested && s.peek() == Some(b'{') {
-            // A repeated key: only the last value counts, as in `JSON.parse`.
+        let is_nested = &text[key.clone()] == nested;
+        if is_nested {
+            // A repeated key: only the last value counts, as in `JSON.parse`,
+            // object or not.
             nested_members.clear();
+        }
+        if is_nested && s.peek() == Some(b'{') {
             s.object(2, &mut |key, escaped, value| (!escaped).then(|| nested_members.push(MemberSpan { key, value })))?;
         } else {
             s.value(1)?;
@@ -280,9 +284,12 @@ mod tests {
         assert_eq!(keys(&nested), ["type", "b"]);
         assert_eq!(&text[nested[1].value.clone()], r#"{"c":2}"#);
         assert_eq!(&text[top[3].value.clone()], r#"{"type":"t","b":{"c":2}}"#);
-        // Not an object under the key: no nested members.
+        // Not an object under the key: no nested members, also when an
+        // object came under the same key before.
         assert!(members_with_nested(r#"{"event":"x"}"#, "event", &mut top, &mut nested).is_some());
         assert!(nested.is_empty());
+        assert!(members_with_nested(r#"{"se`q":1,"event":{"type":"x"},"event":"k:1}{"}"#, "event", &mut top, &mut nested).is_some());
+        assert!(nested.is_empty(), "the last event is a string");
         // An escaped key at either level, or bad JSON anywhere, is refused.
         assert!(members_with_nested(r#"{"ev\u0065nt":{}}"#, "event", &mut top, &mut nested).is_none());
         assert!(members_with_nested(r#"{"event":{"\u0074ype":1}}"#, "event", &mut top, &mut nested).is_none());
