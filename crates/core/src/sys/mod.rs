@@ -326,6 +326,16 @@ impl File {
             Err(e) => Err(FsError::new(e, "flock", path)),
         }
     }
+
+    /// [`File::lock_exclusive`], with a wait that runs out answered as
+    /// [`Held::TimedOut`] instead of an error.
+    pub fn lock_or_time_out(&self, path: &Path, patience: Duration) -> Result<Held, FsError> {
+        match self.lock_exclusive(path, patience) {
+            Ok(()) => Ok(Held::Yes),
+            Err(e) if e.is_timed_out() => Ok(Held::TimedOut),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// A shared advisory lock, released when dropped. It owns its own descriptor
@@ -598,7 +608,7 @@ pub fn create_to_append(path: &Path) -> io::Result<File> {
 #[derive(Debug)]
 pub struct Appending(File);
 
-/// How [`Appending::lock`] left the lock.
+/// How a wait for a lock ended (see [`File::lock_or_time_out`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Held {
     Yes,
@@ -623,11 +633,7 @@ impl Appending {
         }
         let held = match first {
             Ok(true) => Held::Yes,
-            Ok(false) => match file.lock_exclusive(path, patience) {
-                Ok(()) => Held::Yes,
-                Err(e) if e.is_timed_out() => Held::TimedOut,
-                Err(e) => return Err(e),
-            },
+            Ok(false) => file.lock_or_time_out(path, patience)?,
             Err(e) => return Err(FsError::new(e, "flock", path)),
         };
         let info = regular(file.info().at("fstat", path)?).at("open", path)?;

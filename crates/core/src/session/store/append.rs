@@ -297,11 +297,7 @@ impl Store {
     /// append goes on without the lock, as after a stuck holder. Its status,
     /// read under the lock.
     fn lock_made(&mut self, journal: &Journal) -> Result<sys::FileInfo, StoreError> {
-        let held = match journal.file.lock_exclusive(&journal.path, Duration::ZERO) {
-            Ok(()) => sys::Held::Yes,
-            Err(e) if e.is_timed_out() => sys::Held::TimedOut,
-            Err(e) => return Err(e.into()),
-        };
+        let held = journal.file.lock_or_time_out(&journal.path, Duration::ZERO)?;
         self.note_lock(&journal.path, held);
         Ok(journal.file.info().at("fstat", &journal.path)?)
     }
